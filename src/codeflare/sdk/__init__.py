@@ -1,0 +1,1 @@
+"""codeflare.sdk."""
