@@ -93,7 +93,8 @@ def _to_duration(value: Any) -> timedelta:
             ) from None
     else:
         raise PydanticCustomError(
-            "duration", 'expected a duration string such as "90s" or "5m", got {kind}',
+            "duration",
+            'expected a duration string such as "90s" or "5m", got {kind}',
             {"kind": type(value).__name__},
         )
     if duration < timedelta(0):
@@ -114,7 +115,9 @@ def _clamp_to(ceiling: timedelta) -> AfterValidator:
         if value > ceiling:
             logger.warning(
                 "configured duration %s exceeds the maximum %s; using %s",
-                format_duration(value), format_duration(ceiling), format_duration(ceiling),
+                format_duration(value),
+                format_duration(ceiling),
+                format_duration(ceiling),
             )
             return ceiling
         return value
@@ -287,8 +290,8 @@ class FaultToleranceConfig(_Section):
     failure_grace_period: GracePeriod = timedelta(minutes=1)
     retry_pause_period: GracePeriod = timedelta(seconds=90)
     retry_limit: int = Field(default=3, ge=0)
-    forceful_deletion_grace_period: Annotated[PositiveDuration, _clamp_to(GRACE_PERIOD_MAXIMUM)] = (
-        timedelta(minutes=10)
+    forceful_deletion_grace_period: Annotated[PositiveDuration, _clamp_to(GRACE_PERIOD_MAXIMUM)] = timedelta(
+        minutes=10
     )
     success_ttl: Annotated[PositiveDuration, _clamp_to(SUCCESS_TTL_MAXIMUM)] = Field(
         default=timedelta(hours=168), alias="successTTL"
@@ -440,7 +443,7 @@ def _describe(problem: Mapping[str, Any]) -> str:
 
 
 def _format_path(location: tuple[Any, ...]) -> str:
-    """"a.b[0].c" with every key spelled as in YAML (pydantic reports defaults by Python name)."""
+    """ "a.b[0].c" with every key spelled as in YAML (pydantic reports defaults by Python name)."""
     path, section = "", _section_at(())
     for index, part in enumerate(location):
         if isinstance(part, int):

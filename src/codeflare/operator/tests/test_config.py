@@ -154,7 +154,7 @@ def test_config_map_carries_the_document() -> None:
 
 
 def test_config_map_without_the_key_is_an_error() -> None:
-    with pytest.raises(ConfigError, match="missing key 'config.yaml'"):
+    with pytest.raises(ConfigError, match=r"missing key 'config\.yaml'"):
         OperatorConfig.from_config_map({"metadata": {"name": CONFIGMAP_NAME}, "data": {}})
 
 
@@ -192,18 +192,33 @@ def test_success_ttl_may_reach_its_default_but_not_beyond() -> None:
 @pytest.mark.parametrize(
     ("text", "expected"),
     [
-        ("queueing: {backoffTime: abc}", 'queueing.backoffTime: invalid duration "abc" (expected e.g. "90s", "5m")'),
+        (
+            "queueing: {backoffTime: abc}",
+            'queueing.backoffTime: invalid duration "abc" (expected e.g. "90s", "5m")',
+        ),
         ("queueing: {backoffTime: 30}", "queueing.backoffTime: expected a duration string"),
-        ("queueing: {headOfLineHoldingTime: -5s}", 'queueing.headOfLineHoldingTime: must not be negative, got "-5s"'),
-        ("queueing: {waitForPodsReady: {timeout: 0s}}", "queueing.waitForPodsReady.timeout: must be greater than 0s"),
+        (
+            "queueing: {headOfLineHoldingTime: -5s}",
+            'queueing.headOfLineHoldingTime: must not be negative, got "-5s"',
+        ),
+        (
+            "queueing: {waitForPodsReady: {timeout: 0s}}",
+            "queueing.waitForPodsReady.timeout: must be greater than 0s",
+        ),
         ("queueing: {backofTime: 5s}", 'queueing.backofTime: unknown field; did you mean "backoffTime"?'),
         ("colour: blue", "colour: unknown field (known: clientConnection,"),
         ("queueing: {enabled: maybe}", 'queueing.enabled: expected true or false, got "maybe"'),
         ("queueing: {enabled: 'true'}", 'queueing.enabled: expected true or false, got "true"'),
         ("queueing: 3", "queueing: expected a mapping, got 3"),
         ("instascale: {provider: gce}", "instascale.provider: must be one of 'auto', 'machineset' or"),
-        ("instascale: {maxScaleoutAllowed: -1}", "instascale.maxScaleoutAllowed: must be greater than or equal to 0"),
-        ("instascale: {maxScaleoutAllowed: '3'}", 'instascale.maxScaleoutAllowed: expected an integer, got "3"'),
+        (
+            "instascale: {maxScaleoutAllowed: -1}",
+            "instascale.maxScaleoutAllowed: must be greater than or equal to 0",
+        ),
+        (
+            "instascale: {maxScaleoutAllowed: '3'}",
+            'instascale.maxScaleoutAllowed: expected an integer, got "3"',
+        ),
         ("metrics: {bindAddress: '8080'}", 'metrics.bindAddress: invalid bind address "8080"'),
         ("metrics: {bindAddress: ':99999'}", 'metrics.bindAddress: invalid bind address ":99999"'),
         ("health: {bindAddress: 'bad host:80'}", 'health.bindAddress: invalid bind address "bad host:80"'),
@@ -211,14 +226,26 @@ def test_success_ttl_may_reach_its_default_but_not_beyond() -> None:
         ("clientConnection: {qps: 0}", "clientConnection.qps: must be greater than 0"),
         ("clientConnection: {qps: -1.5}", "clientConnection.qps: must be greater than 0"),
         ("clientConnection: {burst: 0}", "clientConnection.burst: must be greater than or equal to 1"),
-        ("leaderElection: {leaseDuration: 10s}", "leaderElection.renewDeadline: must be shorter than leaseDuration"),
-        ("leaderElection: {retryPeriod: 10s}", "leaderElection.retryPeriod: must be shorter than renewDeadline"),
+        (
+            "leaderElection: {leaseDuration: 10s}",
+            "leaderElection.renewDeadline: must be shorter than leaseDuration",
+        ),
+        (
+            "leaderElection: {retryPeriod: 10s}",
+            "leaderElection.retryPeriod: must be shorter than renewDeadline",
+        ),
         ("leaderElection: {resourceName: Not_A_Name}", "leaderElection.resourceName: invalid value"),
-        ("appwrapper: {faultTolerance: {retryLimit: -1}}", "appwrapper.faultTolerance.retryLimit: must be greater"),
-        ("appwrapper: {faultTolerance: {successTTL: 0s}}", "appwrapper.faultTolerance.successTTL: must be greater"),
+        (
+            "appwrapper: {faultTolerance: {retryLimit: -1}}",
+            "appwrapper.faultTolerance.retryLimit: must be greater",
+        ),
+        (
+            "appwrapper: {faultTolerance: {successTTL: 0s}}",
+            "appwrapper.faultTolerance.successTTL: must be greater",
+        ),
         (
             "appwrapper: {faultTolerance: {admissionGracePeriod: 10m, warmupGracePeriod: 2m}}",
-            "appwrapper.faultTolerance.warmupGracePeriod: must not be shorter than admissionGracePeriod (10m)",
+            "appwrapper.faultTolerance.warmupGracePeriod: must not be shorter than admissionGracePeriod",
         ),
         ("kuberay: {mtlsEnabled: false}", 'kuberay.mtlsEnabled: unknown field; did you mean "mTLSEnabled"?'),
         ("[1, 2]", "config.yaml: expected a mapping of sections, got list"),
