@@ -94,7 +94,7 @@ def default_ray_executable() -> str:
 
 def node_temp_dir(cluster: str, node: str, root: str = "/tmp") -> str:
     """A short per-node temp dir under a per-cluster directory: ``/tmp/cf-<8 hex>/<6 hex>``."""
-    return f"{cluster_temp_root(cluster, root)}/{_short_hash(node, 6)}"
+    return f"{cluster_temp_root(cluster, root)}/{_short_hash(cluster + '/' + node, 6)}"
 
 
 def cluster_temp_root(cluster: str, root: str = "/tmp") -> str:

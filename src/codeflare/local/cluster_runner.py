@@ -1,0 +1,447 @@
+"""One Ray cluster run as host processes: a head, worker groups, readiness, scaling, teardown.
+
+:class:`LocalRayCluster` is what the node agent drives for one RayCluster: it reserves ports,
+builds ``ray start`` commands (:mod:`ray_node`), starts and stops processes (:mod:`processes`),
+and learns readiness from the head's dashboard HTTP API (``/api/version``, ``/api/jobs/``,
+``/nodes?view=summary``), never by importing Ray, which is slow and heavy. Its whole state
+serialises to a JSON-able dict so a restarted agent can re-adopt running nodes
+(:meth:`LocalRayCluster.adopt`). It does not talk to the Kubernetes API or decide how many
+workers to run: the agent tells it.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import shutil
+import socket
+import time
+import urllib.error
+import urllib.request
+import uuid
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from codeflare.local import processes
+from codeflare.local.ports import DEFAULT_WORKER_PORTS, PortAllocator, RayNodePorts
+from codeflare.local.processes import ProcessHandle
+from codeflare.local.ray_node import (
+    LOOPBACK,
+    RayNodeSpec,
+    Role,
+    build_ray_start,
+    cluster_temp_root,
+    node_temp_dir,
+)
+
+logger = logging.getLogger(__name__)
+
+HEAD_NODE = "head"
+_POLL_INTERVAL_S = 0.25
+_HTTP_TIMEOUT_S = 2.0
+# Loopback requests must never go through an HTTP proxy taken from the environment.
+_HTTP = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+
+
+class RayNodeFailedError(RuntimeError):
+    """A node's ``ray start`` process exited; carries its exit code and the log's last lines."""
+
+    def __init__(self, cluster: str, node: str, exit_code: int | None, log_tail: str) -> None:
+        status = "unknown status" if exit_code is None else f"exit code {exit_code}"
+        super().__init__(f"Ray node {node!r} of cluster {cluster!r} exited ({status}); log tail:\n{log_tail}")
+        self.node = node
+        self.exit_code = exit_code
+        self.log_tail = log_tail
+
+
+class ClusterNotReadyError(TimeoutError):
+    """The cluster did not reach the awaited state in time; the message says what was missing."""
+
+
+@dataclass(frozen=True)
+class NodeTemplate:
+    """The resources and options of the nodes of one group (from its pod template)."""
+
+    num_cpus: int = 1
+    num_gpus: int = 0
+    memory_bytes: int | None = None
+    object_store_memory_bytes: int | None = None
+    resources: Mapping[str, float] = field(default_factory=dict)
+    ray_start_params: Mapping[str, str] = field(default_factory=dict)
+    env: Mapping[str, str] = field(default_factory=dict)
+    gpu_ids: tuple[int, ...] | None = None
+
+
+@dataclass(frozen=True)
+class RayNode:
+    """One started Ray node: its name in the cluster, ports and process handle."""
+
+    name: str
+    role: Role
+    group: str
+    ports: RayNodePorts
+    handle: ProcessHandle
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "role": self.role,
+            "group": self.group,
+            "ports": self.ports.to_dict(),
+            "handle": json.loads(self.handle.to_json()),
+        }
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> RayNode:
+        role: Role = "head" if data["role"] == "head" else "worker"
+        return cls(
+            name=str(data["name"]),
+            role=role,
+            group=str(data["group"]),
+            ports=RayNodePorts.from_dict(dict(data["ports"])),
+            handle=ProcessHandle.from_json(json.dumps(data["handle"])),
+        )
+
+
+@dataclass(frozen=True)
+class ClusterEndpoints:
+    """Where the head listens; names follow RayCluster ``status.endpoints``."""
+
+    gcs_server: int
+    dashboard: int
+    client: int
+    host: str = LOOPBACK
+
+    @property
+    def gcs_address(self) -> str:
+        return f"{self.host}:{self.gcs_server}"
+
+    @property
+    def dashboard_url(self) -> str:
+        return f"http://{self.host}:{self.dashboard}"
+
+    @property
+    def client_url(self) -> str:
+        return f"ray://{self.host}:{self.client}"
+
+    def as_status(self) -> dict[str, str]:
+        """The RayCluster ``status.endpoints`` map (name -> port string)."""
+        return {
+            "gcs-server": str(self.gcs_server),
+            "dashboard": str(self.dashboard),
+            "client": str(self.client),
+        }
+
+
+@dataclass(frozen=True)
+class NodeExit:
+    """A node whose process is gone."""
+
+    node: str
+    exit_code: int | None
+
+
+class LocalRayCluster:
+    """A Ray cluster of host processes. Not thread-safe: one agent task drives one instance.
+
+    ``name`` is for logs and node owners; ``uid`` must be unique on the host (the RayCluster's
+    ``metadata.uid``) because it keys port reservations and temp dirs.
+    """
+
+    def __init__(
+        self,
+        name: str,
+        head: NodeTemplate,
+        *,
+        uid: str | None = None,
+        log_dir: Path | None = None,
+        ports: PortAllocator | None = None,
+        temp_root: str = "/tmp",
+        ray_executable: str | None = None,
+        base_env: Mapping[str, str] | None = None,
+        worker_ports: int = DEFAULT_WORKER_PORTS,
+    ) -> None:
+        self.name = name
+        self.uid = uid or uuid.uuid4().hex
+        self.head_template = head
+        self.port_allocator = ports or PortAllocator()
+        self.log_dir = log_dir or self.port_allocator.state_dir / "logs" / self.uid
+        self.temp_root = temp_root
+        self.ray_executable = ray_executable
+        self.base_env = dict(os.environ if base_env is None else base_env)
+        self.worker_ports = worker_ports
+        self.nodes: dict[str, RayNode] = {}
+        self._next_index: dict[str, int] = {}
+
+    # -- state and endpoints ----------------------------------------------------------------
+
+    @property
+    def head(self) -> RayNode | None:
+        return self.nodes.get(HEAD_NODE)
+
+    @property
+    def endpoints(self) -> ClusterEndpoints:
+        head = self._require_head()
+        assert head.ports.gcs and head.ports.dashboard and head.ports.client_server
+        return ClusterEndpoints(head.ports.gcs, head.ports.dashboard, head.ports.client_server)
+
+    @property
+    def dashboard_url(self) -> str:
+        """The head URL users and the Jobs API talk to."""
+        return self.endpoints.dashboard_url
+
+    def workers(self, group: str | None = None) -> list[RayNode]:
+        return [n for n in self.nodes.values() if n.role == "worker" and group in (None, n.group)]
+
+    def to_state(self) -> dict[str, Any]:
+        """Everything needed to re-adopt this cluster after an agent restart (JSON-able)."""
+        return {
+            "name": self.name,
+            "uid": self.uid,
+            "temp_root": self.temp_root,
+            "log_dir": str(self.log_dir),
+            "next_index": dict(self._next_index),
+            "nodes": [n.to_dict() for n in self.nodes.values()],
+        }
+
+    @classmethod
+    def adopt(
+        cls,
+        state: Mapping[str, Any],
+        head: NodeTemplate,
+        *,
+        ports: PortAllocator | None = None,
+        ray_executable: str | None = None,
+        base_env: Mapping[str, str] | None = None,
+    ) -> LocalRayCluster:
+        """Rebuild a cluster from :meth:`to_state`; nodes whose process is gone (or whose pid now
+        belongs to another process) are dropped, their ports released and leftovers stopped."""
+        cluster = cls(
+            str(state["name"]), head, uid=str(state["uid"]), log_dir=Path(state["log_dir"]),
+            ports=ports, temp_root=str(state["temp_root"]), ray_executable=ray_executable,
+            base_env=base_env,
+        )
+        cluster._next_index = {str(k): int(v) for k, v in dict(state.get("next_index", {})).items()}
+        for data in state.get("nodes", []):
+            node = RayNode.from_dict(data)
+            if processes.is_alive(node.handle):
+                cluster.nodes[node.name] = node
+                logger.info("cluster %s: re-adopted node %s (pid %d)",
+                            cluster.name, node.name, node.handle.pid)
+            else:
+                logger.warning("cluster %s: node %s (pid %d) is gone; cleaning up",
+                               cluster.name, node.name, node.handle.pid)
+                cluster._forget(node, grace=0.0)
+        return cluster
+
+    # -- lifecycle ----------------------------------------------------------------------------
+
+    def start_head(self, timeout: float = 90.0) -> RayNode:
+        """Start the head and wait until GCS, dashboard, Jobs API and the head raylet answer."""
+        if self.head is not None:
+            return self.head
+        node = self._start_node(HEAD_NODE, "head", "headgroup", self.head_template)
+        try:
+            self.wait_head_ready(timeout)
+        except BaseException:
+            self._forget(node, grace=1.0)
+            raise
+        return node
+
+    def wait_head_ready(self, timeout: float) -> None:
+        head = self._require_head()
+        endpoints = self.endpoints
+        deadline = time.monotonic() + timeout
+        missing = "GCS port"
+        while time.monotonic() < deadline:
+            self._raise_if_dead(head)
+            if not _tcp_open(LOOPBACK, endpoints.gcs_server):
+                missing = f"GCS port {endpoints.gcs_server}"
+            elif _http_get(f"{endpoints.dashboard_url}/api/version") is None:
+                missing = f"dashboard {endpoints.dashboard_url}/api/version"
+            elif _http_get(f"{endpoints.dashboard_url}/api/jobs/") is None:
+                missing = "Jobs API /api/jobs/"
+            elif head.ports.node_manager not in self.alive_node_ports():
+                missing = "head raylet in /nodes?view=summary"
+            else:
+                logger.info("cluster %s: head ready at %s", self.name, endpoints.dashboard_url)
+                return
+            time.sleep(_POLL_INTERVAL_S)
+        raise ClusterNotReadyError(
+            f"cluster {self.name}: head not ready after {timeout:.0f}s; waiting for {missing}"
+        )
+
+    def add_worker(self, group: str, template: NodeTemplate) -> RayNode:
+        """Start one worker of ``group`` (returns at once; see :meth:`wait_workers_ready`)."""
+        self._require_head()
+        index = self._next_index.get(group, 0)
+        self._next_index[group] = index + 1
+        return self._start_node(f"{group}-{index}", "worker", group, template)
+
+    def scale_group(
+        self, group: str, replicas: int, template: NodeTemplate, workers_to_delete: list[str] | None = None
+    ) -> list[RayNode]:
+        """Start or stop workers so ``group`` has ``replicas``; named ones go first when shrinking,
+        then the newest. Returns the workers started."""
+        if replicas < 0:
+            raise ValueError(f"replicas {replicas}: must not be negative")
+        current = self.workers(group)
+        excess = len(current) - replicas
+        if excess > 0:
+            named = [n for n in current if n.name in set(workers_to_delete or [])]
+            others = [n for n in current if n not in named]
+            newest = sorted(others, key=lambda n: n.handle.start_time, reverse=True)
+            for node in (named + newest)[:excess]:
+                self.remove_worker(node.name)
+            return []
+        return [self.add_worker(group, template) for _ in range(-excess)]
+
+    def remove_worker(self, name: str, grace: float = 5.0) -> None:
+        node = self.nodes.get(name)
+        if node is None or node.role != "worker":
+            raise KeyError(f"cluster {self.name} has no worker {name!r}")
+        self._forget(node, grace)
+
+    def wait_workers_ready(self, timeout: float = 90.0) -> None:
+        """Wait until every worker's raylet is ALIVE in the head's node table."""
+        deadline = time.monotonic() + timeout
+        waiting: list[str] = []
+        while time.monotonic() < deadline:
+            for node in self.workers():
+                self._raise_if_dead(node)
+            alive = self.alive_node_ports()
+            waiting = [n.name for n in self.workers() if n.ports.node_manager not in alive]
+            if not waiting:
+                return
+            time.sleep(_POLL_INTERVAL_S)
+        raise ClusterNotReadyError(f"cluster {self.name}: workers {waiting} not alive after {timeout:.0f}s")
+
+    def ready_nodes(self) -> list[str]:
+        """Names of our nodes whose raylet the head reports ALIVE."""
+        alive = self.alive_node_ports()
+        return [
+            n.name for n in self.nodes.values()
+            if n.ports.node_manager in alive and processes.is_alive(n.handle)
+        ]
+
+    def alive_node_ports(self) -> set[int]:
+        """Node-manager ports of the raylets the head's dashboard lists as ALIVE (empty if it
+        does not answer). The port identifies our node, since every node has its own."""
+        head = self.head
+        if head is None:
+            return set()
+        body = _http_get(f"{self.endpoints.dashboard_url}/nodes?view=summary")
+        if body is None:
+            return set()
+        try:
+            summary = json.loads(body)["data"]["summary"]
+            return {
+                int(entry["raylet"]["nodeManagerPort"])
+                for entry in summary
+                if entry.get("raylet", {}).get("state") == "ALIVE"
+            }
+        except (ValueError, KeyError, TypeError):
+            logger.warning("cluster %s: unexpected /nodes?view=summary answer", self.name)
+            return set()
+
+    def dead_nodes(self) -> list[NodeExit]:
+        """Nodes whose ``ray start`` process is gone, with exit codes where known."""
+        return [
+            NodeExit(n.name, processes.exit_code(n.handle))
+            for n in self.nodes.values()
+            if not processes.is_alive(n.handle)
+        ]
+
+    def forget_dead(self) -> list[NodeExit]:
+        """Clean up after dead nodes (stragglers, ports, temp dirs) and drop them; returns them."""
+        gone = self.dead_nodes()
+        for exit_info in gone:
+            self._forget(self.nodes[exit_info.node], grace=0.0)
+        return gone
+
+    def stop(self, grace: float = 5.0) -> None:
+        """Stop every node, workers first, release ports and remove the temp dirs."""
+        for node in self.workers():
+            self._forget(node, grace)
+        if self.head is not None:
+            self._forget(self.head, grace)
+        shutil.rmtree(cluster_temp_root(self.uid, self.temp_root), ignore_errors=True)
+        logger.info("cluster %s: stopped", self.name)
+
+    # -- internals ----------------------------------------------------------------------------
+
+    def _start_node(self, name: str, role: Role, group: str, template: NodeTemplate) -> RayNode:
+        owner = f"{self.uid}/{name}"
+        ports = self.port_allocator.reserve_node_ports(
+            owner, head=role == "head", worker_ports=self.worker_ports
+        )
+        temp_dir = node_temp_dir(self.uid, name, self.temp_root)
+        try:
+            spec = RayNodeSpec(
+                cluster=self.name, role=role, group=group, num_cpus=template.num_cpus,
+                temp_dir=temp_dir, ports=ports, num_gpus=template.num_gpus,
+                memory_bytes=template.memory_bytes,
+                object_store_memory_bytes=template.object_store_memory_bytes,
+                resources=template.resources, ray_start_params=template.ray_start_params,
+                head_address=None if role == "head" else self.endpoints.gcs_address,
+                gpu_ids=template.gpu_ids, env=template.env,
+            )
+            command = build_ray_start(spec, self.base_env, self.ray_executable)
+            Path(temp_dir).mkdir(parents=True, exist_ok=True)
+            handle = processes.start_process(
+                command.argv, command.env, self.log_dir / f"{name}.log", temp_dir=temp_dir,
+                extra={"cluster": self.name, "node": name},
+            )
+        except BaseException:
+            self.port_allocator.release(owner)
+            raise
+        node = RayNode(name=name, role=role, group=group, ports=ports, handle=handle)
+        self.nodes[name] = node
+        logger.info("cluster %s: started %s node %s (pid %d)", self.name, role, name, handle.pid)
+        return node
+
+    def _forget(self, node: RayNode, grace: float) -> None:
+        processes.stop(node.handle, grace)
+        self.port_allocator.release(f"{self.uid}/{node.name}")
+        if node.handle.temp_dir:
+            shutil.rmtree(node.handle.temp_dir, ignore_errors=True)
+        self.nodes.pop(node.name, None)
+
+    def _require_head(self) -> RayNode:
+        if self.head is None:
+            raise RuntimeError(f"cluster {self.name}: the head is not started")
+        return self.head
+
+    def _raise_if_dead(self, node: RayNode) -> None:
+        if processes.is_alive(node.handle):
+            return
+        raise RayNodeFailedError(self.name, node.name, processes.exit_code(node.handle),
+                                 _tail(Path(node.handle.log_path)))
+
+
+def _tcp_open(host: str, port: int) -> bool:
+    try:
+        with socket.create_connection((host, port), timeout=_HTTP_TIMEOUT_S):
+            return True
+    except OSError:
+        return False
+
+
+def _http_get(url: str) -> str | None:
+    """The body of a 200 answer, or None for anything else (refused, timeout, error status)."""
+    try:
+        with _HTTP.open(url, timeout=_HTTP_TIMEOUT_S) as response:
+            body: bytes = response.read()
+            return body.decode() if response.status == 200 else None
+    except (urllib.error.URLError, OSError, ValueError):
+        return None
+
+
+def _tail(path: Path, lines: int = 20) -> str:
+    try:
+        return "\n".join(path.read_text(errors="replace").splitlines()[-lines:])
+    except OSError:
+        return "(no log)"
