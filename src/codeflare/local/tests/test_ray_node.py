@@ -1,0 +1,99 @@
+"""The ray start command: isolation flags always present, rayStartParams mapped like KubeRay."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from codeflare.local.ports import RayNodePorts
+from codeflare.local.ray_node import RayNodeSpec, RayStartParamError, build_ray_start, node_temp_dir
+
+HEAD_PORTS = RayNodePorts(
+    node_manager=20001, object_manager=20002, metrics_export=20003, dashboard_agent_grpc=20004,
+    dashboard_agent_listen=20005, runtime_env_agent=20006, min_worker=20100, max_worker=20163,
+    gcs=20007, dashboard=20008, client_server=20009,
+)
+WORKER_PORTS = RayNodePorts(
+    node_manager=20011, object_manager=20012, metrics_export=20013, dashboard_agent_grpc=20014,
+    dashboard_agent_listen=20015, runtime_env_agent=20016, min_worker=20200, max_worker=20263,
+)
+
+
+def _head(**overrides: object) -> RayNodeSpec:
+    fields: dict[str, object] = {
+        "cluster": "ns/demo", "role": "head", "group": "headgroup", "num_cpus": 1,
+        "temp_dir": node_temp_dir("uid-1", "head"), "ports": HEAD_PORTS,
+    }
+    fields.update(overrides)
+    return RayNodeSpec(**fields)  # type: ignore[arg-type]
+
+
+def _flags(argv: list[str]) -> dict[str, str]:
+    return dict(a[2:].split("=", 1) if "=" in a else (a[2:], "") for a in argv if a.startswith("--"))
+
+
+def test_head_command_sets_every_isolation_flag() -> None:
+    command = build_ray_start(_head(memory_bytes=2 << 30), {"PATH": "/bin", "RAY_ADDRESS": "elsewhere:1"}, "ray")
+    flags = _flags(command.argv)
+
+    assert command.argv[:2] == ["ray", "start"]
+    for flag in ("block", "disable-usage-stats", "head"):
+        assert flag in flags
+    assert flags["num-cpus"] == "1" and flags["num-gpus"] == "0"
+    assert flags["port"] == "20007" and flags["dashboard-port"] == "20008"
+    assert flags["ray-client-server-port"] == "20009" and flags["dashboard-host"] == "127.0.0.1"
+    assert flags["node-ip-address"] == "127.0.0.1"
+    assert flags["min-worker-port"] == "20100" and flags["max-worker-port"] == "20163"
+    assert flags["temp-dir"].startswith("/tmp/cf-") and len(flags["temp-dir"]) <= 40
+    assert flags["memory"] == str(2 << 30)
+    assert int(flags["object-store-memory"]) == int((2 << 30) * 0.3)
+    assert command.env["RAY_USAGE_STATS_ENABLED"] == "0" and "RAY_ADDRESS" not in command.env
+
+
+def test_kuberay_style_params_are_mapped_and_isolation_keys_overridden() -> None:
+    params = {
+        "dashboard-host": "0.0.0.0", "block": "true", "num-gpus": "2",
+        "resources": '"{\\"TPU\\": 4}"', "include-dashboard": "true", "port": "6379",
+    }
+    command = build_ray_start(_head(ray_start_params=params, resources={"h": 1}, gpu_ids=(0, 1)), {}, "ray")
+    flags = _flags(command.argv)
+
+    assert flags["dashboard-host"] == "127.0.0.1" and flags["port"] == "20007"
+    assert flags["num-gpus"] == "2"
+    assert json.loads(flags["resources"]) == {"TPU": 4.0, "h": 1.0}
+    assert flags["include-dashboard"] == "true"
+    assert command.env["CUDA_VISIBLE_DEVICES"] == "0,1"
+    assert command.argv.count("--block") == 1
+
+
+def test_worker_points_at_head_gcs_and_has_no_head_ports() -> None:
+    spec = _head(role="worker", group="small", ports=WORKER_PORTS, head_address="127.0.0.1:20007",
+                 temp_dir=node_temp_dir("uid-1", "small-0"))
+    flags = _flags(build_ray_start(spec, {}, "ray").argv)
+
+    assert flags["address"] == "127.0.0.1:20007"
+    assert "head" not in flags and "port" not in flags and "dashboard-port" not in flags
+
+
+@pytest.mark.parametrize(
+    ("params", "message"),
+    [
+        ({"plasma-directory": "/dev/shm"}, "not allowed"),
+        ({"made-up-option": "1"}, "unknown"),
+        ({"num-cpus": "1.5"}, "whole number"),
+        ({"resources": "not json"}, "JSON object"),
+        ({"include-dashboard": "yes"}, "'true' or 'false'"),
+    ],
+)
+def test_bad_params_are_refused_naming_the_key(params: dict[str, str], message: str) -> None:
+    with pytest.raises(RayStartParamError, match=message) as info:
+        build_ray_start(_head(ray_start_params=params), {}, "ray")
+    assert next(iter(params)) in str(info.value)
+
+
+def test_spec_errors() -> None:
+    with pytest.raises(ValueError, match="head_address"):
+        build_ray_start(_head(role="worker", ports=WORKER_PORTS), {}, "ray")
+    with pytest.raises(ValueError, match="107 bytes"):
+        build_ray_start(_head(temp_dir="/tmp/" + "x" * 60), {}, "ray")
