@@ -774,11 +774,18 @@ def check_structural(schema: Any, path: str = "spec.validation.openAPIV3Schema")
     return errs
 
 
-def _check_node(s: Any, path: str, errs: list[FieldError], root: bool = False, junctor: bool = False) -> None:
+def _check_node(
+    s: Any,
+    path: str,
+    errs: list[FieldError],
+    root: bool = False,
+    junctor: bool = False,
+    int_or_string_branch: bool = False,
+) -> None:
     if not isinstance(s, dict):
         errs.append(FieldError(FIELD_TYPE_INVALID, path, "must be of type object", json_type(s)))
         return
-    _check_keywords(s, path, errs, junctor)
+    _check_keywords(s, path, errs, junctor, int_or_string_branch)
     typ = s.get("type")
     int_or_string = s.get("x-kubernetes-int-or-string") is True
     preserve = s.get("x-kubernetes-preserve-unknown-fields")
@@ -850,7 +857,9 @@ def _supported(values: tuple[str, ...]) -> str:
     return "supported values: " + ", ".join(f'"{v}"' for v in values)
 
 
-def _check_keywords(s: dict[str, Any], path: str, errs: list[FieldError], junctor: bool) -> None:
+def _check_keywords(
+    s: dict[str, Any], path: str, errs: list[FieldError], junctor: bool, int_or_string_branch: bool = False
+) -> None:
     for key in _UNSUPPORTED:
         if key in s:
             errs.append(FieldError(FIELD_FORBIDDEN, f"{path}.{key}", f"{key} is not supported"))
@@ -875,7 +884,8 @@ def _check_keywords(s: dict[str, Any], path: str, errs: list[FieldError], juncto
                 )
             )
     if junctor:
-        int_or_string_branch = set(s) == {"type"} and s["type"] in ("integer", "string")
+        # The one allowed type in a junctor: anyOf [{type: integer}, {type: string}] of int-or-string.
+        int_or_string_branch = int_or_string_branch and s.get("type") in ("integer", "string")
         for key in _NOT_IN_JUNCTORS:
             if key in s and not (key == "type" and int_or_string_branch):
                 errs.append(
@@ -981,7 +991,8 @@ def _check_children(s: dict[str, Any], path: str, errs: list[FieldError], root: 
             )
             continue
         for i, sub in enumerate(subs):
-            _check_node(sub, f"{path}.{key}[{i}]", errs, junctor=True)
+            branch = key == "anyOf" and s.get("x-kubernetes-int-or-string") is True
+            _check_node(sub, f"{path}.{key}[{i}]", errs, junctor=True, int_or_string_branch=branch)
             _check_junctor_fields(s, sub, f"{path}.{key}[{i}]", errs)
     if "not" in s:
         _check_node(s["not"], f"{path}.not", errs, junctor=True)
