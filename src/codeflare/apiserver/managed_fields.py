@@ -173,34 +173,34 @@ def _list_shape(
     return "atomic", None
 
 
-def flatten(
-    obj: Mapping[str, Any], *, list_keys: ListKeys | None = None, scope: str = "all"
-) -> dict[Path, Any]:
-    """Every owned field of ``obj`` with its value; ``scope`` is "all", "main" (no status) or "status"."""
-    out: dict[Path, Any] = {}
-
-    def walk(value: Any, path: Path, name: str, schema_path: str) -> None:
-        if isinstance(value, dict):
-            if not value:
-                out[path] = value
-            for k, v in value.items():
-                walk(v, (*path, "f:" + k), k, f"{schema_path}.{k}" if schema_path else k)
+def _walk(
+    value: Any, path: Path, name: str, schema_path: str, keys: ListKeys | None, out: dict[Path, Any]
+) -> None:
+    if isinstance(value, dict):
+        if not value:
+            out[path] = value
+        for k, v in value.items():
+            _walk(v, (*path, "f:" + k), k, f"{schema_path}.{k}" if schema_path else k, keys, out)
+        return
+    if isinstance(value, list):
+        shape, elements = _list_shape(name, schema_path, value, keys)
+        if shape == "atomic" or elements is None:
+            out[path] = value
             return
-        if isinstance(value, list):
-            shape, elements = _list_shape(name, schema_path, value, list_keys)
-            if shape == "atomic" or elements is None:
-                out[path] = value
-                return
-            if shape == "set":
-                out[path] = _ITEM
-            for element, item in zip(elements, value, strict=True):
-                out[(*path, element)] = _ITEM
-                if shape == "map":
-                    for k, v in item.items():
-                        walk(v, (*path, element, "f:" + k), k, f"{schema_path}.{k}")
-            return
-        out[path] = value
+        if shape == "set":
+            out[path] = _ITEM
+        for element, item in zip(elements, value, strict=True):
+            out[(*path, element)] = _ITEM
+            if shape == "map":
+                for k, v in item.items():
+                    _walk(v, (*path, element, "f:" + k), k, f"{schema_path}.{k}", keys, out)
+        return
+    out[path] = value
 
+
+def _owned_view(obj: Mapping[str, Any], scope: str) -> dict[str, Any]:
+    """``obj`` without the fields nobody owns (identity, server metadata, out-of-scope parts)."""
+    view: dict[str, Any] = {}
     for key, value in obj.items():
         if (
             key in _IGNORED_TOP
@@ -209,12 +209,111 @@ def flatten(
         ):
             continue
         if key == "metadata" and isinstance(value, dict):
-            for mk, mv in value.items():
-                if mk not in _IGNORED_META:
-                    walk(mv, ("f:metadata", "f:" + mk), mk, "metadata." + mk)
-            continue
-        walk(value, ("f:" + key,), key, key)
+            value = {k: v for k, v in value.items() if k not in _IGNORED_META}
+            if not value:
+                continue
+        view[key] = value
+    return view
+
+
+def flatten(
+    obj: Mapping[str, Any], *, list_keys: ListKeys | None = None, scope: str = "all"
+) -> dict[Path, Any]:
+    """Every owned field of ``obj`` with its value; ``scope`` is "all", "main" (no status) or "status"."""
+    out: dict[Path, Any] = {}
+    for key, value in _owned_view(obj, scope).items():
+        _walk(value, ("f:" + key,), key, key, list_keys, out)
     return out
+
+
+def _diff(
+    old: Any,
+    new: Any,
+    path: Path,
+    name: str,
+    sp: str,
+    keys: ListKeys | None,
+    changed: set[Path],
+    gone: set[Path],
+) -> None:
+    """Collect owned paths whose value changed (or appeared) and those that disappeared.
+
+    Equal subtrees are skipped with one C-level comparison, which keeps updates cheap."""
+    if type(old) is type(new) and old == new:
+        return
+    if isinstance(old, dict) and isinstance(new, dict) and old and new:
+        _diff_maps(old, new, path, sp, keys, changed, gone)
+        return
+    if isinstance(old, list) and isinstance(new, list):
+        old_shape, old_elements = _list_shape(name, sp, old, keys)
+        new_shape, new_elements = _list_shape(name, sp, new, keys)
+        if old_shape == new_shape != "atomic" and old_elements is not None and new_elements is not None:
+            if not old:
+                changed.add(path)
+            old_items = dict(zip(old_elements, old, strict=True))
+            for element, item in zip(new_elements, new, strict=True):
+                if element in old_items:
+                    if new_shape == "map":
+                        _diff_maps(old_items.pop(element), item, (*path, element), sp, keys, changed, gone)
+                    else:
+                        old_items.pop(element)
+                    continue
+                sub: dict[Path, Any] = {(*path, element): _ITEM}
+                if new_shape == "map":
+                    for k, v in item.items():
+                        _walk(v, (*path, element, "f:" + k), k, f"{sp}.{k}", keys, sub)
+                changed.update(sub)
+            for element, item in old_items.items():
+                gone.add((*path, element))
+                if new_shape == "map":
+                    lost: dict[Path, Any] = {}
+                    for k, v in item.items():
+                        _walk(v, (*path, element, "f:" + k), k, f"{sp}.{k}", keys, lost)
+                    gone.update(lost)
+            return
+    before: dict[Path, Any] = {}
+    after: dict[Path, Any] = {}
+    _walk(old, path, name, sp, keys, before)
+    _walk(new, path, name, sp, keys, after)
+    changed.update(p for p, v in after.items() if p not in before or not _same(before[p], v))
+    gone.update(before.keys() - after.keys())
+
+
+def _diff_maps(
+    old: Mapping[str, Any],
+    new: Mapping[str, Any],
+    path: Path,
+    sp: str,
+    keys: ListKeys | None,
+    changed: set[Path],
+    gone: set[Path],
+) -> None:
+    for k, v in new.items():
+        sub_sp = f"{sp}.{k}" if sp else k
+        if k in old:
+            _diff(old[k], v, (*path, "f:" + k), k, sub_sp, keys, changed, gone)
+        else:
+            added: dict[Path, Any] = {}
+            _walk(v, (*path, "f:" + k), k, sub_sp, keys, added)
+            changed.update(added)
+    for k in old.keys() - new.keys():
+        lost: dict[Path, Any] = {}
+        _walk(old[k], (*path, "f:" + k), k, f"{sp}.{k}" if sp else k, keys, lost)
+        gone.update(lost)
+
+
+def changed_fields(
+    old: Mapping[str, Any] | None,
+    new: Mapping[str, Any],
+    *,
+    list_keys: ListKeys | None = None,
+    scope: str = "all",
+) -> tuple[set[Path], set[Path]]:
+    """(paths set or changed in ``new``, paths that ``old`` had and ``new`` lacks)."""
+    changed: set[Path] = set()
+    gone: set[Path] = set()
+    _diff_maps(_owned_view(old or {}, scope), _owned_view(new, scope), (), "", list_keys, changed, gone)
+    return changed, gone
 
 
 def _same(a: Any, b: Any) -> bool:
@@ -339,10 +438,7 @@ def record_update(
     else:
         entries = read_managed_fields(old)
     scope = "status" if subresource == "status" else "all"
-    new_flat = flatten(new, list_keys=list_keys, scope=scope)
-    old_flat = flatten(old, list_keys=list_keys, scope=scope) if old else {}
-    changed = {p for p, v in new_flat.items() if p not in old_flat or not _same(old_flat[p], v)}
-    gone = old_flat.keys() - new_flat.keys()
+    changed, gone = changed_fields(old, new, list_keys=list_keys, scope=scope)
     if changed or gone:
         for entry in entries:
             entry.fields -= changed
