@@ -1,0 +1,41 @@
+"""``codeflare server``: run the embedded Kubernetes-compatible API server in the foreground."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import logging
+from pathlib import Path
+from typing import Any
+
+
+def register(subparsers: Any, name: str) -> None:
+    parser: argparse.ArgumentParser = subparsers.add_parser(
+        name,
+        help="run the embedded Kubernetes-compatible API server",
+        description="Run the embedded API server in the foreground. Once it serves, STATE_DIR/kubeconfig "
+        "holds a context for kubectl, the kubernetes client and lightkube.",
+    )
+    parser.add_argument(
+        "--state-dir", required=True, type=Path, help="where state.db, certificates and the kubeconfig live"
+    )
+    parser.add_argument("--port", type=int, default=6443, help="port to listen on (0 picks a free one)")
+    parser.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1)")
+    parser.add_argument("--insecure-http", action="store_true", help="serve plain HTTP instead of HTTPS")
+    parser.add_argument("--tokens-file", type=Path, help='static tokens CSV: token,user,uid,"group1,group2"')
+    parser.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from codeflare.apiserver.server import ApiServer
+
+    logging.getLogger().setLevel(min(logging.getLogger().level, logging.INFO))
+    server = ApiServer(
+        args.state_dir, args.host, args.port, tls=not args.insecure_http, tokens_file=args.tokens_file
+    )
+    print(
+        f"codeflare API server: state in {args.state_dir}; kubeconfig will be at {server.kubeconfig_path}",
+        flush=True,
+    )
+    asyncio.run(server.serve_forever())
+    return 0

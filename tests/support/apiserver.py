@@ -1,0 +1,102 @@
+"""Runs a real ``codeflare server`` process for tests, on a free loopback port.
+
+The server runs as a separate process (as users run it), so tests talk to it over real HTTPS
+with real clients and can restart it or kill it with SIGKILL.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import yaml
+
+
+def free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+@dataclass
+class ServerProcess:
+    """One embedded API server process bound to ``state_dir``."""
+
+    state_dir: Path
+    port: int = field(default_factory=free_port)
+    extra_args: list[str] = field(default_factory=list)
+    proc: subprocess.Popen[bytes] | None = None
+
+    @property
+    def kubeconfig(self) -> Path:
+        return self.state_dir / "kubeconfig"
+
+    @property
+    def url(self) -> str:
+        return f"https://127.0.0.1:{self.port}"
+
+    @property
+    def token(self) -> str:
+        return (self.state_dir / "admin.token").read_text().strip()
+
+    @property
+    def ca_file(self) -> Path:
+        return self.state_dir / "ca.crt"
+
+    def start(self, timeout: float = 30.0) -> ServerProcess:
+        self.state_dir.mkdir(parents=True, exist_ok=True)
+        if self.kubeconfig.exists():
+            self.kubeconfig.unlink()
+        log = open(self.state_dir / "server.log", "ab")  # noqa: SIM115 - handed to the child process
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "codeflare.cli.main", "server", "--state-dir", str(self.state_dir),
+             "--port", str(self.port), *self.extra_args],
+            stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
+            env={**os.environ, "PYTHONUNBUFFERED": "1"},
+        )
+        log.close()
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if self.proc.poll() is not None:
+                raise RuntimeError(f"server exited with {self.proc.returncode}:\n{self.log_tail()}")
+            if self.kubeconfig.exists():
+                try:
+                    yaml.safe_load(self.kubeconfig.read_text())["clusters"][0]["cluster"]["server"]
+                    return self
+                except (TypeError, KeyError, yaml.YAMLError):
+                    pass
+            time.sleep(0.05)
+        raise TimeoutError(f"server did not start:\n{self.log_tail()}")
+
+    def stop(self) -> None:
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                self.proc.wait(10)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait(5)
+        self.proc = None
+
+    def kill(self) -> None:
+        """SIGKILL: no chance to flush or close anything."""
+        if self.proc is not None:
+            self.proc.kill()
+            self.proc.wait(10)
+        self.proc = None
+
+    def restart(self) -> ServerProcess:
+        self.stop()
+        return self.start()
+
+    def log_tail(self, lines: int = 40) -> str:
+        path = self.state_dir / "server.log"
+        if not path.exists():
+            return ""
+        return "\n".join(path.read_text(errors="replace").splitlines()[-lines:])
