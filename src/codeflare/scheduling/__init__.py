@@ -1,1 +1,61 @@
-"""codeflare.scheduling."""
+"""codeflare.scheduling: Kueue-compatible admission decisions as plain data in, decisions out.
+
+``AdmissionEngine`` keeps ClusterQueues, LocalQueues, ResourceFlavors, namespaces, workloads and
+an optional node snapshot up to date incrementally; ``schedule(now)`` returns admissions,
+preemptions, evictions and pending reasons. Standard library only; no I/O, no clock reads.
+"""
+
+from codeflare.scheduling.engine import AdmissionEngine, admission_usage, workload_shape
+from codeflare.scheduling.model import (
+    Admission,
+    BorrowWithinCohort,
+    ClusterQueue,
+    FlavorFungibility,
+    FlavorQuotas,
+    LabelSelector,
+    LabelSelectorRequirement,
+    LocalQueue,
+    Node,
+    PodSet,
+    PodSetAssignment,
+    Preemption,
+    ResourceFlavor,
+    ResourceGroup,
+    ResourceQuota,
+    Workload,
+    workload_key,
+)
+from codeflare.scheduling.quantity import Quantity, QuantityError, format_quantity, parse_quantity
+from codeflare.scheduling.results import Eviction, PendingInfo, Preempted, SchedulingResult, Shortfall
+
+__all__ = [
+    "Admission",
+    "AdmissionEngine",
+    "BorrowWithinCohort",
+    "ClusterQueue",
+    "Eviction",
+    "FlavorFungibility",
+    "FlavorQuotas",
+    "LabelSelector",
+    "LabelSelectorRequirement",
+    "LocalQueue",
+    "Node",
+    "PendingInfo",
+    "PodSet",
+    "PodSetAssignment",
+    "Preempted",
+    "Preemption",
+    "Quantity",
+    "QuantityError",
+    "ResourceFlavor",
+    "ResourceGroup",
+    "ResourceQuota",
+    "SchedulingResult",
+    "Shortfall",
+    "Workload",
+    "admission_usage",
+    "format_quantity",
+    "parse_quantity",
+    "workload_key",
+    "workload_shape",
+]

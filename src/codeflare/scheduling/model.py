@@ -1,0 +1,259 @@
+"""Plain, immutable input and output types of the admission engine (Kueue v1beta1 shapes).
+
+ResourceFlavor, ClusterQueue (resource groups, flavor quotas, cohort, strategy, preemption,
+fungibility, namespace selector, stop policy), LocalQueue, Workload with PodSets and Admission,
+and Node for the optional capacity snapshot. Quantity fields accept strings ("1.5Gi") and are
+normalised to ``Quantity``. No Kubernetes client objects, no clocks, no behaviour beyond small
+helpers (label selection, workload keys); decisions live in the engine modules.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from codeflare.scheduling.quantity import Quantity
+
+QueueingStrategy = Literal["BestEffortFIFO", "StrictFIFO"]
+StopPolicy = Literal["None", "Hold", "HoldAndDrain"]
+WithinClusterQueuePolicy = Literal["Never", "LowerPriority", "LowerOrNewerEqualPriority"]
+ReclaimWithinCohortPolicy = Literal["Never", "LowerPriority", "Any"]
+BorrowWithinCohortPolicy = Literal["Never", "LowerPriority"]
+WhenCanBorrow = Literal["Borrow", "TryNextFlavor"]
+WhenCanPreempt = Literal["Preempt", "TryNextFlavor"]
+
+
+def _set(obj: object, name: str, value: Any) -> None:
+    object.__setattr__(obj, name, value)
+
+
+def _quantities(values: Mapping[str, Any]) -> dict[str, Quantity]:
+    return {str(k): Quantity.parse(v) for k, v in values.items()}
+
+
+def workload_key(namespace: str, name: str) -> str:
+    """The key the engine uses for a workload: ``"namespace/name"``."""
+    return f"{namespace}/{name}"
+
+
+@dataclass(frozen=True)
+class ResourceFlavor:
+    """A kind of capacity; ``node_labels`` select the nodes that provide it."""
+
+    name: str
+    node_labels: Mapping[str, str] = field(default_factory=dict)
+    node_taints: tuple[Mapping[str, str], ...] = ()
+    tolerations: tuple[Mapping[str, str], ...] = ()
+
+    def __post_init__(self) -> None:
+        _set(self, "node_labels", dict(self.node_labels))
+        _set(self, "node_taints", tuple(self.node_taints))
+        _set(self, "tolerations", tuple(self.tolerations))
+
+
+@dataclass(frozen=True)
+class ResourceQuota:
+    """Quota of one resource in one flavor: nominal, and optional borrowing/lending limits."""
+
+    name: str
+    nominal_quota: Quantity
+    borrowing_limit: Quantity | None = None
+    lending_limit: Quantity | None = None
+
+    def __post_init__(self) -> None:
+        _set(self, "nominal_quota", Quantity.parse(self.nominal_quota))
+        if self.borrowing_limit is not None:
+            _set(self, "borrowing_limit", Quantity.parse(self.borrowing_limit))
+        if self.lending_limit is not None:
+            _set(self, "lending_limit", Quantity.parse(self.lending_limit))
+
+
+@dataclass(frozen=True)
+class FlavorQuotas:
+    """One flavor of a resource group with the quota of each covered resource."""
+
+    name: str
+    resources: tuple[ResourceQuota, ...]
+
+    def __post_init__(self) -> None:
+        _set(self, "resources", tuple(self.resources))
+
+
+@dataclass(frozen=True)
+class ResourceGroup:
+    """Resources assigned together; flavors are tried in the order listed."""
+
+    covered_resources: tuple[str, ...]
+    flavors: tuple[FlavorQuotas, ...]
+
+    def __post_init__(self) -> None:
+        _set(self, "covered_resources", tuple(self.covered_resources))
+        _set(self, "flavors", tuple(self.flavors))
+
+
+@dataclass(frozen=True)
+class LabelSelectorRequirement:
+    """One matchExpressions entry: operator In, NotIn, Exists or DoesNotExist."""
+
+    key: str
+    operator: Literal["In", "NotIn", "Exists", "DoesNotExist"]
+    values: tuple[str, ...] = ()
+
+    def matches(self, labels: Mapping[str, str]) -> bool:
+        """Whether ``labels`` satisfy this requirement."""
+        present = self.key in labels
+        if self.operator == "In":
+            return present and labels[self.key] in self.values
+        if self.operator == "NotIn":
+            return not present or labels[self.key] not in self.values
+        if self.operator == "Exists":
+            return present
+        return not present
+
+
+@dataclass(frozen=True)
+class LabelSelector:
+    """A Kubernetes label selector; the empty selector matches everything."""
+
+    match_labels: Mapping[str, str] = field(default_factory=dict)
+    match_expressions: tuple[LabelSelectorRequirement, ...] = ()
+
+    def __post_init__(self) -> None:
+        _set(self, "match_labels", dict(self.match_labels))
+        _set(self, "match_expressions", tuple(self.match_expressions))
+
+    def matches(self, labels: Mapping[str, str]) -> bool:
+        """Whether ``labels`` are selected."""
+        if any(labels.get(k) != v for k, v in self.match_labels.items()):
+            return False
+        return all(req.matches(labels) for req in self.match_expressions)
+
+
+@dataclass(frozen=True)
+class BorrowWithinCohort:
+    """Whether a workload that must borrow may preempt lower-priority workloads of the cohort."""
+
+    policy: BorrowWithinCohortPolicy = "Never"
+    max_priority_threshold: int | None = None
+
+
+@dataclass(frozen=True)
+class Preemption:
+    """A ClusterQueue's preemption policy."""
+
+    within_cluster_queue: WithinClusterQueuePolicy = "Never"
+    reclaim_within_cohort: ReclaimWithinCohortPolicy = "Never"
+    borrow_within_cohort: BorrowWithinCohort = field(default_factory=BorrowWithinCohort)
+
+
+@dataclass(frozen=True)
+class FlavorFungibility:
+    """When to stop at a flavor that needs borrowing or preemption instead of trying the next."""
+
+    when_can_borrow: WhenCanBorrow = "Borrow"
+    when_can_preempt: WhenCanPreempt = "TryNextFlavor"
+
+
+@dataclass(frozen=True)
+class ClusterQueue:
+    """A pool of quota. ``namespace_selector=None`` selects no namespace (Kueue's nil)."""
+
+    name: str
+    resource_groups: tuple[ResourceGroup, ...] = ()
+    cohort: str | None = None
+    queueing_strategy: QueueingStrategy = "BestEffortFIFO"
+    namespace_selector: LabelSelector | None = field(default_factory=LabelSelector)
+    preemption: Preemption = field(default_factory=Preemption)
+    flavor_fungibility: FlavorFungibility = field(default_factory=FlavorFungibility)
+    stop_policy: StopPolicy = "None"
+
+    def __post_init__(self) -> None:
+        _set(self, "resource_groups", tuple(self.resource_groups))
+        if self.cohort == "":
+            _set(self, "cohort", None)
+
+
+@dataclass(frozen=True)
+class LocalQueue:
+    """A namespaced queue pointing at a ClusterQueue."""
+
+    namespace: str
+    name: str
+    cluster_queue: str
+
+
+@dataclass(frozen=True)
+class PodSet:
+    """``count`` identical pods, each requesting ``requests``."""
+
+    name: str
+    count: int
+    requests: Mapping[str, Quantity]
+
+    def __post_init__(self) -> None:
+        _set(self, "requests", _quantities(self.requests))
+
+
+@dataclass(frozen=True)
+class PodSetAssignment:
+    """For one pod set: the flavor of each resource and the total usage charged."""
+
+    name: str
+    flavors: Mapping[str, str]
+    resource_usage: Mapping[str, Quantity]
+    count: int
+
+    def __post_init__(self) -> None:
+        _set(self, "flavors", dict(self.flavors))
+        _set(self, "resource_usage", _quantities(self.resource_usage))
+
+
+@dataclass(frozen=True)
+class Admission:
+    """Quota reserved for a workload in ``cluster_queue``; ``admitted_at`` orders preemption."""
+
+    cluster_queue: str
+    pod_set_assignments: tuple[PodSetAssignment, ...]
+    admitted_at: float = 0.0
+
+    def __post_init__(self) -> None:
+        _set(self, "pod_set_assignments", tuple(self.pod_set_assignments))
+
+
+@dataclass(frozen=True)
+class Workload:
+    """A unit of admission. ``admission`` set means admitted (charged to its ClusterQueue)."""
+
+    namespace: str
+    name: str
+    queue_name: str
+    pod_sets: tuple[PodSet, ...]
+    priority: int = 0
+    creation_time: float = 0.0
+    active: bool = True
+    admission: Admission | None = None
+
+    def __post_init__(self) -> None:
+        _set(self, "pod_sets", tuple(self.pod_sets))
+
+    @property
+    def key(self) -> str:
+        """``"namespace/name"``."""
+        return workload_key(self.namespace, self.name)
+
+
+@dataclass(frozen=True)
+class Node:
+    """A node of the capacity snapshot; ``unmanaged_usage`` is what pods not queued by us use."""
+
+    name: str
+    labels: Mapping[str, str] = field(default_factory=dict)
+    allocatable: Mapping[str, Quantity] = field(default_factory=dict)
+    unschedulable: bool = False
+    unmanaged_usage: Mapping[str, Quantity] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        _set(self, "labels", dict(self.labels))
+        _set(self, "allocatable", _quantities(self.allocatable))
+        _set(self, "unmanaged_usage", _quantities(self.unmanaged_usage))

@@ -1,0 +1,147 @@
+"""What ``AdmissionEngine.schedule`` returns, and the pending reasons it gives.
+
+Holds the result types (admissions, preemptions with their Kueue reason, evictions, pending
+information with structured shortfalls and requeue times) and the functions that word a
+reason. It makes no decisions; the engine fills these in.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Literal
+
+from codeflare.scheduling.model import Admission
+from codeflare.scheduling.quantity import format_quantity
+
+PreemptionReason = Literal["InClusterQueue", "InCohortReclamation", "InCohortReclaimWhileBorrowing"]
+PendingKind = Literal[
+    "QuotaShortfall",
+    "CapacityShortfall",
+    "NotCovered",
+    "WaitingForPreemption",
+    "BlockedByHead",
+    "NoLocalQueue",
+    "NoClusterQueue",
+    "NamespaceNotSelected",
+    "ClusterQueueStopped",
+    "ClusterQueueInactive",
+    "Inactive",
+    "Queued",
+]
+
+
+@dataclass(frozen=True)
+class Shortfall:
+    """Why one flavor could not take one resource: quota or node capacity (amounts in milli)."""
+
+    kind: Literal["quota", "capacity"]
+    cluster_queue: str
+    flavor: str
+    resource: str
+    requested: int
+    available: int
+    nominal: int = 0
+    borrowable: int = 0
+    in_use: int = 0
+    nodes: int = 0
+    allocatable: int = 0
+    unmanaged: int = 0
+
+    @property
+    def missing(self) -> int:
+        """How much more would be needed, in milli-units."""
+        return max(0, self.requested - self.available)
+
+    @property
+    def message(self) -> str:
+        """The shortfall in words, e.g. ``insufficient quota for cpu in flavor f in ...``."""
+        req, avail = format_quantity(self.requested), format_quantity(self.available)
+        if self.kind == "capacity":
+            return (
+                f"insufficient node capacity for {self.resource} in flavor {self.flavor}: "
+                f"requests {req}, available {avail} (allocatable {format_quantity(self.allocatable)} "
+                f"on {self.nodes} nodes, {format_quantity(self.unmanaged)} used by other pods, "
+                f"{format_quantity(self.in_use)} used by admitted workloads)"
+            )
+        if self.borrowable >= 0:
+            detail = (
+                f"nominal {format_quantity(self.nominal)} + borrowable {format_quantity(self.borrowable)}"
+            )
+        else:
+            detail = f"nominal {format_quantity(self.nominal)} - lent {format_quantity(-self.borrowable)}"
+        return (
+            f"insufficient quota for {self.resource} in flavor {self.flavor} in ClusterQueue "
+            f"{self.cluster_queue}: requests {req}, available {avail} "
+            f"({detail}, in use {format_quantity(self.in_use)})"
+        )
+
+
+@dataclass(frozen=True)
+class PendingInfo:
+    """Why a workload is not admitted, and when it will be looked at again (None: on change)."""
+
+    kind: PendingKind
+    message: str
+    cluster_queue: str | None = None
+    shortfalls: tuple[Shortfall, ...] = ()
+    requeue_at: float | None = None
+
+    @property
+    def capacity_only(self) -> bool:
+        """True when only node capacity (not quota) is short: what an autoscaler acts on."""
+        return self.kind == "CapacityShortfall"
+
+
+@dataclass(frozen=True)
+class Preempted:
+    """A victim to evict so that ``preemptor`` can be admitted later."""
+
+    victim: str
+    preemptor: str
+    reason: PreemptionReason
+    cluster_queue: str
+    message: str
+
+
+@dataclass(frozen=True)
+class Eviction:
+    """An admitted workload to evict for a reason other than preemption."""
+
+    workload: str
+    reason: Literal["ClusterQueueStopped", "InactiveWorkload"]
+    message: str
+
+
+@dataclass
+class SchedulingResult:
+    """Decisions of one ``schedule(now)`` call.
+
+    ``admissions``: workload key -> Admission, already charged in the engine.
+    ``preemptions``/``evictions``: workloads the caller must evict; they stay charged until the
+    caller reports them without admission (``update_workload``) or removes them.
+    ``pending``: reasons for the workloads examined or newly blocked in this call (use
+    ``AdmissionEngine.pending_reason`` for any other). ``next_wakeup``: earliest backoff expiry.
+    """
+
+    now: float
+    admissions: dict[str, Admission] = field(default_factory=dict)
+    preemptions: list[Preempted] = field(default_factory=list)
+    evictions: list[Eviction] = field(default_factory=list)
+    pending: dict[str, PendingInfo] = field(default_factory=dict)
+    next_wakeup: float | None = None
+
+    @property
+    def requeue_at(self) -> dict[str, float]:
+        """Workload key -> time it will be re-evaluated if nothing changes before."""
+        return {k: v.requeue_at for k, v in self.pending.items() if v.requeue_at is not None}
+
+
+def quota_reason(shortfalls: tuple[Shortfall, ...], cluster_queue: str) -> PendingInfo:
+    """A pending reason made of shortfalls (capacity-only when no quota is short)."""
+    kind: PendingKind = (
+        "CapacityShortfall"
+        if shortfalls and all(s.kind == "capacity" for s in shortfalls)
+        else "QuotaShortfall"
+    )
+    message = "; ".join(s.message for s in shortfalls) or f"does not fit in ClusterQueue {cluster_queue}"
+    return PendingInfo(kind, message, cluster_queue, shortfalls)
