@@ -131,9 +131,14 @@ def exit_code(handle: ProcessHandle) -> int | None:
     "exited, status unknown".
     """
     popen = _children.get((handle.pid, handle.start_time))
-    if popen is not None:
-        return popen.poll()
-    return None
+    if popen is None:
+        return None
+    if popen.poll() is None and not is_alive(handle):
+        # A multi-threaded leader shows as a zombie before its other threads are gone, and
+        # only then can it be waited for: give the kernel a moment.
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            popen.wait(timeout=2.0)
+    return popen.returncode
 
 
 def stop(handle: ProcessHandle, grace: float = 5.0) -> None:

@@ -16,7 +16,8 @@ from codeflare.local import node_info
 def fake_nvidia_smi(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     script = tmp_path / "bin" / "nvidia-smi"
     script.parent.mkdir()
-    script.write_text("#!/bin/sh\necho 'NVIDIA Made Up 40GB, 40960 MiB'\necho 'NVIDIA Made Up 40GB, 40960 MiB'\n")
+    line = "echo 'NVIDIA Made Up 40GB, 40960 MiB'\n"
+    script.write_text("#!/bin/sh\n" + line + line)
     script.chmod(0o755)
     monkeypatch.setenv("PATH", f"{script.parent}{os.pathsep}{os.environ['PATH']}")
     return script

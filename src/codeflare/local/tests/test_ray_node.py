@@ -34,7 +34,8 @@ def _flags(argv: list[str]) -> dict[str, str]:
 
 
 def test_head_command_sets_every_isolation_flag() -> None:
-    command = build_ray_start(_head(memory_bytes=2 << 30), {"PATH": "/bin", "RAY_ADDRESS": "elsewhere:1"}, "ray")
+    base_env = {"PATH": "/bin", "RAY_ADDRESS": "elsewhere:1"}
+    command = build_ray_start(_head(memory_bytes=2 << 30), base_env, "ray")
     flags = _flags(command.argv)
 
     assert command.argv[:2] == ["ray", "start"]
