@@ -88,15 +88,15 @@ class QuotaBook:
                 self.cohort_members.setdefault(spec.cohort, set()).add(name)
             touched.add(self.scope_of_spec(spec))
         for scope in touched:
-            if scope in self.cohort_members:
-                self._recompute_cohort(scope)
+            if scope.startswith("cohort:"):
+                self._recompute_cohort(scope[7:])
             self.bump(scope, freed=True)
         return touched
 
     def _recompute_cohort(self, cohort: str) -> None:
         capacity: dict[FlavorResource, int] = {}
         used: dict[FlavorResource, int] = {}
-        for member in self.cohort_members[cohort]:
+        for member in self.cohort_members.get(cohort, ()):
             compiled = self.queues[member]
             usage = self.usage.get(member, {})
             for fr, nominal in compiled.nominal.items():
