@@ -950,7 +950,8 @@ def _check_map_keys(s: dict[str, Any], items: dict[str, Any], path: str, errs: l
         )
         return
     props = _dict_at(items, "properties")
-    required = set(items.get("required") or ())
+    raw_required = items.get("required")
+    required = set(raw_required) if isinstance(raw_required, list) else set()
     for key in keys:
         prop = props.get(key) if isinstance(key, str) else None
         if not isinstance(prop, dict):

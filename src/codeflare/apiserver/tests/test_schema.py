@@ -691,6 +691,50 @@ json_values = st.recursive(
 FAST = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 
+keywords = st.sampled_from(
+    [
+        "type",
+        "properties",
+        "items",
+        "additionalProperties",
+        "required",
+        "default",
+        "nullable",
+        "enum",
+        "pattern",
+        "allOf",
+        "anyOf",
+        "not",
+        "x-kubernetes-list-type",
+        "x-kubernetes-list-map-keys",
+        "x-kubernetes-preserve-unknown-fields",
+        "x-kubernetes-int-or-string",
+        "x-kubernetes-embedded-resource",
+        "minimum",
+        "maxLength",
+        "metadata",
+    ]
+)
+schema_like = st.recursive(
+    st.dictionaries(keywords, json_values, max_size=4),
+    lambda children: st.dictionaries(
+        keywords, children | st.lists(children, max_size=2) | json_values, max_size=4
+    ),
+    max_leaves=12,
+)
+
+
+@FAST
+@given(schema_like, json_values)
+def test_garbage_schemas_never_crash_any_entry_point(schema: dict[str, Any], value: Any) -> None:
+    check_structural(schema)
+    compiled = CompiledSchema(schema)
+    obj = {"spec": value}
+    compiled.default(obj)
+    compiled.prune(obj)
+    compiled.validate(obj)
+
+
 @FAST
 @given(json_values)
 def test_validate_never_raises_on_arbitrary_json(value: Any) -> None:
