@@ -8,6 +8,7 @@ compiled schema). Everything else is stored as given. No I/O beyond the store ha
 
 from __future__ import annotations
 
+import base64
 import ipaddress
 import logging
 import re
@@ -41,6 +42,21 @@ def _condition(type_: str, status: str, reason: str, message: str, now: str) -> 
     return {"type": type_, "status": status, "reason": reason, "message": message, "lastTransitionTime": now}
 
 
+def _fold_string_data(secret: dict[str, Any]) -> None:
+    """Merge a Secret's write-only ``stringData`` into ``data`` (base64), as Kubernetes does."""
+    string_data = secret.get("stringData")
+    if not isinstance(string_data, dict):
+        return
+    data = secret.get("data")
+    if not isinstance(data, dict):
+        data = {}
+    for key, value in string_data.items():
+        if isinstance(value, str):
+            data[key] = base64.b64encode(value.encode()).decode()
+    secret["data"] = data
+    del secret["stringData"]
+
+
 class Strategies:
     """Dispatches the create/update/delete hooks to the rules of each resource kind."""
 
@@ -65,6 +81,8 @@ class Strategies:
                 labels["kubernetes.io/metadata.name"] = obj["metadata"]["name"]
         elif rt.key == "core/pods":
             obj["status"] = {"phase": "Pending", "qosClass": "BestEffort"}
+        elif rt.key == "core/secrets":
+            _fold_string_data(obj)
         elif rt.key == "core/services":
             self._allocate_cluster_ip(obj)
         elif rt.key == CRD_KEY:
@@ -80,6 +98,8 @@ class Strategies:
             if isinstance(spec, dict) and not spec.get("clusterIP") and old_spec.get("clusterIP"):
                 spec["clusterIP"] = old_spec["clusterIP"]
                 spec["clusterIPs"] = [old_spec["clusterIP"]]
+        elif rt.key == "core/secrets":
+            _fold_string_data(new)
         elif rt.key == CRD_KEY:
             self._prepare_crd(new, old)
 

@@ -23,6 +23,18 @@ def register(subparsers: Any, name: str) -> None:
     parser.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1)")
     parser.add_argument("--insecure-http", action="store_true", help="serve plain HTTP instead of HTTPS")
     parser.add_argument("--tokens-file", type=Path, help='static tokens CSV: token,user,uid,"group1,group2"')
+    parser.add_argument(
+        "--history",
+        type=int,
+        default=20_000,
+        help="changes kept for watch resumption; older resourceVersions get 410 Gone (default 20000)",
+    )
+    parser.add_argument(
+        "--bookmark-interval",
+        type=float,
+        default=15.0,
+        help="seconds between BOOKMARK events on watches that allow them (default 15)",
+    )
     parser.set_defaults(func=run)
 
 
@@ -31,7 +43,13 @@ def run(args: argparse.Namespace) -> int:
 
     logging.getLogger().setLevel(min(logging.getLogger().level, logging.INFO))
     server = ApiServer(
-        args.state_dir, args.host, args.port, tls=not args.insecure_http, tokens_file=args.tokens_file
+        args.state_dir,
+        args.host,
+        args.port,
+        tls=not args.insecure_http,
+        tokens_file=args.tokens_file,
+        history=args.history,
+        bookmark_interval=args.bookmark_interval,
     )
     print(
         f"codeflare API server: state in {args.state_dir}; kubeconfig will be at {server.kubeconfig_path}",
