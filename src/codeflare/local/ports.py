@@ -183,6 +183,15 @@ class PortAllocator:
             logger.debug("released %d ports of %s", len(released), owner)
         return released
 
+    def release_prefix(self, prefix: str) -> dict[str, list[int]]:
+        """Give back every owner whose name starts with ``prefix`` (e.g. a deleted cluster's
+        ``"<uid>/"`` found by a restarted agent); returns what was released."""
+        with self._locked_registry() as registry:
+            gone = {owner: registry.pop(owner) for owner in list(registry) if owner.startswith(prefix)}
+        if gone:
+            logger.info("released ports of %s", sorted(gone))
+        return gone
+
     def reservations(self) -> dict[str, list[int]]:
         """A snapshot of every owner's ports (for an agent deciding what to clean up)."""
         with self._locked_registry() as registry:

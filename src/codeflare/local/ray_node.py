@@ -132,6 +132,8 @@ def build_ray_start(
     else:
         argv.append(f"--address={spec.head_address}")
     argv += [
+        # Ray rewrites a loopback node IP to the host's primary address (resolve_ip_for_localhost)
+        # and its GCS and raylet listen on all interfaces; isolation between clusters is by port.
         f"--node-ip-address={LOOPBACK}",
         f"--temp-dir={spec.temp_dir}",
         f"--node-manager-port={ports.node_manager}",
@@ -199,7 +201,11 @@ def _user_params(spec: RayNodeSpec) -> _UserParams:
         elif key == "resources":
             out.resources = _parse_resources(value, where)
         elif key in _BOOL_VALUE_KEYS:
-            out.extra_args.append(f"--{key}={_parse_bool(value, where)}")
+            flag = _parse_bool(value, where)
+            if key == "include-dashboard" and spec.role == "head" and flag == "false":
+                raise RayStartParamError(f"{where}: local mode needs the head's dashboard "
+                                         "(readiness checks and the Jobs API go through it)")
+            out.extra_args.append(f"--{key}={flag}")
         elif key in _FLAG_KEYS:
             if _parse_bool(value, where) == "true":
                 out.extra_args.append(f"--{key}")

@@ -60,3 +60,13 @@ def test_a_port_someone_listens_on_is_skipped(tmp_path: Path) -> None:
         port = busy.getsockname()[1]
         allocator = PortAllocator(tmp_path, port_range=(port, port + 3))
         assert port not in allocator.reserve("a", 3)
+
+
+def test_release_prefix_frees_a_whole_cluster(tmp_path: Path) -> None:
+    allocator = PortAllocator(tmp_path)
+    allocator.reserve_node_ports("uid-a/head", head=True, worker_ports=4)
+    allocator.reserve_node_ports("uid-a/small-0", head=False, worker_ports=4)
+    allocator.reserve_node_ports("uid-b/head", head=True, worker_ports=4)
+
+    assert sorted(allocator.release_prefix("uid-a/")) == ["uid-a/head", "uid-a/small-0"]
+    assert list(allocator.reservations()) == ["uid-b/head"]

@@ -85,6 +85,7 @@ def test_worker_points_at_head_gcs_and_has_no_head_ports() -> None:
         ({"num-cpus": "1.5"}, "whole number"),
         ({"resources": "not json"}, "JSON object"),
         ({"include-dashboard": "yes"}, "'true' or 'false'"),
+        ({"include-dashboard": "false"}, "needs the head's dashboard"),
     ],
 )
 def test_bad_params_are_refused_naming_the_key(params: dict[str, str], message: str) -> None:
