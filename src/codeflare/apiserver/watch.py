@@ -40,7 +40,7 @@ class WatchFilter:
         return self.fields is None or self.fields.matches(obj)
 
 
-@dataclass
+@dataclass(eq=False)  # identity equality and hash: watchers live in sets
 class Watcher:
     """One open watch: its filter and its queue of pending events."""
 
