@@ -65,7 +65,8 @@ def _dumps(obj: Any) -> str:
 
 
 def json_response(body: Any, status: int = 200, warnings: list[str] | None = None) -> web.Response:
-    resp = web.Response(text=_dumps(body), status=status, content_type=_JSON)
+    # exactly "application/json", no charset: some clients (lightkube) compare the header verbatim
+    resp = web.Response(body=_dumps(body).encode(), status=status, headers={"Content-Type": _JSON})
     for warning in warnings or []:
         resp.headers.add("Warning", f'299 - "{warning}"')
     return resp
@@ -399,7 +400,8 @@ class ApiHandlers:
             meta["remainingItemCount"] = page.remaining
         head = _dumps({"kind": rt.list_kind, "apiVersion": rt.api_version, "metadata": meta})
         items = ",".join(_dumps(item) for item in page.items)
-        return web.Response(text=head[:-1] + ',"items":[' + items + "]}", content_type=_JSON)
+        text = head[:-1] + ',"items":[' + items + "]}"
+        return web.Response(body=text.encode(), headers={"Content-Type": _JSON})
 
     async def _patch(
         self, request: web.Request, rt: ResourceType, ns: str, name: str, sub: str, ctx: RequestContext
