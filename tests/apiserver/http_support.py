@@ -54,8 +54,13 @@ def patch(c: httpx.Client, path: str, body: Any, content_type: str, **params: An
 
 def delete(c: httpx.Client, path: str, body: Any = None, **params: Any) -> httpx.Response:
     content = json.dumps(body) if body is not None else None
-    return c.request("DELETE", path, content=content, params=params,
-                     headers={"Content-Type": "application/json"} if content else None)
+    return c.request(
+        "DELETE",
+        path,
+        content=content,
+        params=params,
+        headers={"Content-Type": "application/json"} if content else None,
+    )
 
 
 def watch_lines(resp: httpx.Response) -> Iterator[dict[str, Any]]:
@@ -65,8 +70,9 @@ def watch_lines(resp: httpx.Response) -> Iterator[dict[str, Any]]:
             yield json.loads(line)
 
 
-def cm(name: str, data: dict[str, str] | None = None, labels: dict[str, str] | None = None,
-       **meta: Any) -> dict[str, Any]:
+def cm(
+    name: str, data: dict[str, str] | None = None, labels: dict[str, str] | None = None, **meta: Any
+) -> dict[str, Any]:
     """A ConfigMap body."""
     metadata: dict[str, Any] = {"name": name, **meta}
     if labels is not None:

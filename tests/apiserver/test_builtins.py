@@ -35,54 +35,126 @@ BUILTINS: list[tuple[str, str, str, dict[str, Any]]] = [
     (f"/api/v1/namespaces/{NS}/configmaps", "ConfigMap", "v1", {"data": {"a": "b"}}),
     (f"/api/v1/namespaces/{NS}/secrets", "Secret", "v1", {"stringData": {"a": "b"}, "type": "Opaque"}),
     (f"/api/v1/namespaces/{NS}/serviceaccounts", "ServiceAccount", "v1", {}),
-    (f"/api/v1/namespaces/{NS}/events", "Event", "v1",
-     {"involvedObject": {"kind": "Pod", "name": "p", "namespace": NS}, "reason": "R", "message": "m"}),
-    (f"/apis/events.k8s.io/v1/namespaces/{NS}/events", "Event", "events.k8s.io/v1",
-     {"regarding": {"kind": "Pod", "name": "p", "namespace": NS}, "reason": "R", "note": "n",
-      "action": "A", "reportingController": "x", "reportingInstance": "y",
-      "eventTime": "2026-11-30T00:00:00.000000Z", "type": "Normal"}),
+    (
+        f"/api/v1/namespaces/{NS}/events",
+        "Event",
+        "v1",
+        {"involvedObject": {"kind": "Pod", "name": "p", "namespace": NS}, "reason": "R", "message": "m"},
+    ),
+    (
+        f"/apis/events.k8s.io/v1/namespaces/{NS}/events",
+        "Event",
+        "events.k8s.io/v1",
+        {
+            "regarding": {"kind": "Pod", "name": "p", "namespace": NS},
+            "reason": "R",
+            "note": "n",
+            "action": "A",
+            "reportingController": "x",
+            "reportingInstance": "y",
+            "eventTime": "2026-11-30T00:00:00.000000Z",
+            "type": "Normal",
+        },
+    ),
     ("/api/v1/nodes", "Node", "v1", {}),
     (f"/api/v1/namespaces/{NS}/resourcequotas", "ResourceQuota", "v1", {"spec": {"hard": {"pods": "10"}}}),
-    (f"/api/v1/namespaces/{NS}/persistentvolumeclaims", "PersistentVolumeClaim", "v1",
-     {"spec": {"accessModes": ["ReadWriteOnce"], "resources": {"requests": {"storage": "1Gi"}}}}),
-    (f"/apis/apps/v1/namespaces/{NS}/deployments", "Deployment", "apps/v1",
-     {"spec": {"replicas": 1, "selector": SELECTOR, "template": TEMPLATE}}),
-    (f"/apis/apps/v1/namespaces/{NS}/statefulsets", "StatefulSet", "apps/v1",
-     {"spec": {"replicas": 1, "serviceName": "s", "selector": SELECTOR, "template": TEMPLATE}}),
-    (f"/apis/batch/v1/namespaces/{NS}/jobs", "Job", "batch/v1",
-     {"spec": {"template": {"spec": {**POD_SPEC, "restartPolicy": "Never"}}}}),
-    (f"/apis/networking.k8s.io/v1/namespaces/{NS}/ingresses", "Ingress", "networking.k8s.io/v1",
-     {"spec": {"defaultBackend": {"service": {"name": "s", "port": {"number": 80}}}}}),
-    (f"/apis/networking.k8s.io/v1/namespaces/{NS}/networkpolicies", "NetworkPolicy", "networking.k8s.io/v1",
-     {"spec": {"podSelector": {}}}),
-    (f"/apis/rbac.authorization.k8s.io/v1/namespaces/{NS}/roles", "Role", "rbac.authorization.k8s.io/v1",
-     {"rules": [{"apiGroups": [""], "resources": ["pods"], "verbs": ["get"]}]}),
-    (f"/apis/rbac.authorization.k8s.io/v1/namespaces/{NS}/rolebindings", "RoleBinding",
-     "rbac.authorization.k8s.io/v1",
-     {"roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": "r"},
-      "subjects": [{"kind": "User", "name": "u", "apiGroup": "rbac.authorization.k8s.io"}]}),
-    ("/apis/rbac.authorization.k8s.io/v1/clusterroles", "ClusterRole", "rbac.authorization.k8s.io/v1",
-     {"rules": []}),
-    ("/apis/rbac.authorization.k8s.io/v1/clusterrolebindings", "ClusterRoleBinding",
-     "rbac.authorization.k8s.io/v1",
-     {"roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "r"}}),
-    (f"/apis/coordination.k8s.io/v1/namespaces/{NS}/leases", "Lease", "coordination.k8s.io/v1",
-     {"spec": {"holderIdentity": "me", "leaseDurationSeconds": 15}}),
+    (
+        f"/api/v1/namespaces/{NS}/persistentvolumeclaims",
+        "PersistentVolumeClaim",
+        "v1",
+        {"spec": {"accessModes": ["ReadWriteOnce"], "resources": {"requests": {"storage": "1Gi"}}}},
+    ),
+    (
+        f"/apis/apps/v1/namespaces/{NS}/deployments",
+        "Deployment",
+        "apps/v1",
+        {"spec": {"replicas": 1, "selector": SELECTOR, "template": TEMPLATE}},
+    ),
+    (
+        f"/apis/apps/v1/namespaces/{NS}/statefulsets",
+        "StatefulSet",
+        "apps/v1",
+        {"spec": {"replicas": 1, "serviceName": "s", "selector": SELECTOR, "template": TEMPLATE}},
+    ),
+    (
+        f"/apis/batch/v1/namespaces/{NS}/jobs",
+        "Job",
+        "batch/v1",
+        {"spec": {"template": {"spec": {**POD_SPEC, "restartPolicy": "Never"}}}},
+    ),
+    (
+        f"/apis/networking.k8s.io/v1/namespaces/{NS}/ingresses",
+        "Ingress",
+        "networking.k8s.io/v1",
+        {"spec": {"defaultBackend": {"service": {"name": "s", "port": {"number": 80}}}}},
+    ),
+    (
+        f"/apis/networking.k8s.io/v1/namespaces/{NS}/networkpolicies",
+        "NetworkPolicy",
+        "networking.k8s.io/v1",
+        {"spec": {"podSelector": {}}},
+    ),
+    (
+        f"/apis/rbac.authorization.k8s.io/v1/namespaces/{NS}/roles",
+        "Role",
+        "rbac.authorization.k8s.io/v1",
+        {"rules": [{"apiGroups": [""], "resources": ["pods"], "verbs": ["get"]}]},
+    ),
+    (
+        f"/apis/rbac.authorization.k8s.io/v1/namespaces/{NS}/rolebindings",
+        "RoleBinding",
+        "rbac.authorization.k8s.io/v1",
+        {
+            "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": "r"},
+            "subjects": [{"kind": "User", "name": "u", "apiGroup": "rbac.authorization.k8s.io"}],
+        },
+    ),
+    (
+        "/apis/rbac.authorization.k8s.io/v1/clusterroles",
+        "ClusterRole",
+        "rbac.authorization.k8s.io/v1",
+        {"rules": []},
+    ),
+    (
+        "/apis/rbac.authorization.k8s.io/v1/clusterrolebindings",
+        "ClusterRoleBinding",
+        "rbac.authorization.k8s.io/v1",
+        {"roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "r"}},
+    ),
+    (
+        f"/apis/coordination.k8s.io/v1/namespaces/{NS}/leases",
+        "Lease",
+        "coordination.k8s.io/v1",
+        {"spec": {"holderIdentity": "me", "leaseDurationSeconds": 15}},
+    ),
     ("/apis/scheduling.k8s.io/v1/priorityclasses", "PriorityClass", "scheduling.k8s.io/v1", {"value": 1000}),
-    ("/apis/admissionregistration.k8s.io/v1/validatingwebhookconfigurations",
-     "ValidatingWebhookConfiguration", "admissionregistration.k8s.io/v1", {"webhooks": [WEBHOOK]}),
-    ("/apis/admissionregistration.k8s.io/v1/mutatingwebhookconfigurations",
-     "MutatingWebhookConfiguration", "admissionregistration.k8s.io/v1", {"webhooks": [WEBHOOK]}),
-    ("/apis/apiextensions.k8s.io/v1/customresourcedefinitions", "CustomResourceDefinition",
-     "apiextensions.k8s.io/v1", {}),
+    (
+        "/apis/admissionregistration.k8s.io/v1/validatingwebhookconfigurations",
+        "ValidatingWebhookConfiguration",
+        "admissionregistration.k8s.io/v1",
+        {"webhooks": [WEBHOOK]},
+    ),
+    (
+        "/apis/admissionregistration.k8s.io/v1/mutatingwebhookconfigurations",
+        "MutatingWebhookConfiguration",
+        "admissionregistration.k8s.io/v1",
+        {"webhooks": [WEBHOOK]},
+    ),
+    (
+        "/apis/apiextensions.k8s.io/v1/customresourcedefinitions",
+        "CustomResourceDefinition",
+        "apiextensions.k8s.io/v1",
+        {},
+    ),
 ]
 
 CRD_SPEC = {
     "group": "builtin.example.com",
     "scope": "Namespaced",
     "names": {"plural": "things", "singular": "thing", "kind": "Thing", "listKind": "ThingList"},
-    "versions": [{"name": "v1", "served": True, "storage": True,
-                  "schema": {"openAPIV3Schema": {"type": "object"}}}],
+    "versions": [
+        {"name": "v1", "served": True, "storage": True, "schema": {"openAPIV3Schema": {"type": "object"}}}
+    ],
 }
 
 
@@ -127,8 +199,12 @@ def test_builtin_crud(
 
 
 def test_secret_string_data_is_stored_as_base64(http: httpx.Client) -> None:
-    created = ok(http.post(f"/api/v1/namespaces/{NS}/secrets",
-                           json={"metadata": {"name": "sd"}, "stringData": {"k": "v"}}), 201)
+    created = ok(
+        http.post(
+            f"/api/v1/namespaces/{NS}/secrets", json={"metadata": {"name": "sd"}, "stringData": {"k": "v"}}
+        ),
+        201,
+    )
     assert created["data"] == {"k": "dg=="}
     assert "stringData" not in created
 
@@ -146,9 +222,29 @@ def test_status_subresource_of_pods_and_nodes(http: httpx.Client, path: str) -> 
 
 def test_discovery_lists_every_group(http: httpx.Client) -> None:
     groups = {g["name"] for g in ok(http.get("/apis"))["groups"]}
-    assert {"apps", "batch", "networking.k8s.io", "rbac.authorization.k8s.io", "coordination.k8s.io",
-            "scheduling.k8s.io", "admissionregistration.k8s.io", "apiextensions.k8s.io",
-            "events.k8s.io"} <= groups
+    assert {
+        "apps",
+        "batch",
+        "networking.k8s.io",
+        "rbac.authorization.k8s.io",
+        "coordination.k8s.io",
+        "scheduling.k8s.io",
+        "admissionregistration.k8s.io",
+        "apiextensions.k8s.io",
+        "events.k8s.io",
+    } <= groups
     core = {r["name"] for r in ok(http.get("/api/v1"))["resources"]}
-    assert {"pods", "pods/status", "nodes", "nodes/status", "services", "endpoints", "configmaps",
-            "secrets", "serviceaccounts", "events", "resourcequotas", "persistentvolumeclaims"} <= core
+    assert {
+        "pods",
+        "pods/status",
+        "nodes",
+        "nodes/status",
+        "services",
+        "endpoints",
+        "configmaps",
+        "secrets",
+        "serviceaccounts",
+        "events",
+        "resourcequotas",
+        "persistentvolumeclaims",
+    } <= core
