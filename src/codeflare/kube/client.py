@@ -1,0 +1,433 @@
+"""Dict-in, dict-out Kubernetes calls over lightkube, with one error type and conflict retries.
+
+:class:`AsyncKube` is the implementation (the operator and the agent are asyncio programs);
+:class:`Kube` offers the same methods synchronously for the SDK and the CLI by running them on a
+private event-loop thread, so it also works inside notebooks that already run a loop. Every
+call carries the connection's credentials; API failures raise :mod:`codeflare.kube.errors` types.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import copy
+import logging
+import threading
+from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine, Mapping
+from typing import Any, TypeVar
+
+from codeflare.kube import errors
+from codeflare.kube.config import Connection
+from codeflare.kube.kinds import Kind
+
+log = logging.getLogger(__name__)
+
+T = TypeVar("T")
+Obj = dict[str, Any]
+ALL_NAMESPACES = "*"
+
+
+def _to_dict(obj: Any) -> Obj:
+    if isinstance(obj, dict):
+        return obj
+    result: Obj = obj.to_dict()
+    return result
+
+
+def _selector(selector: Mapping[str, str] | str | None) -> Any:
+    if selector is None or isinstance(selector, str):
+        return selector
+    return dict(selector)
+
+
+class AsyncKube:
+    """Asynchronous client for one connection; use as an async context manager or call aclose()."""
+
+    def __init__(
+        self, connection: Connection, *, field_manager: str = "codeflare", timeout: float = 30.0
+    ) -> None:
+        from lightkube import AsyncClient
+
+        self.connection = connection
+        self.namespace = connection.namespace
+        self.field_manager = field_manager
+        self._client = AsyncClient(
+            connection.config,
+            namespace=connection.namespace,
+            field_manager=field_manager,
+            timeout=timeout,
+            trust_env=False,
+        )
+
+    async def __aenter__(self) -> AsyncKube:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()
+
+    async def aclose(self) -> None:
+        await self._client.close()
+
+    # -- plumbing -------------------------------------------------------------------------------
+    async def _call(self, kind: Kind, name: str, namespace: str | None, call: Awaitable[T]) -> T:
+        from lightkube import ApiError
+
+        try:
+            return await call
+        except ApiError as exc:
+            status = exc.status.to_dict() if getattr(exc, "status", None) is not None else {}
+            if not status.get("code"):
+                status["code"] = exc.response.status_code
+            raise errors.from_status(status, kind=kind.kind, name=name, namespace=namespace or "") from exc
+        except (OSError, TimeoutError) as exc:
+            raise errors.TemporaryError(
+                f"cannot reach the API server: {exc}", kind=kind.kind, name=name
+            ) from exc
+        except Exception as exc:
+            import httpx
+
+            if isinstance(exc, httpx.HTTPError):
+                raise errors.TemporaryError(
+                    f"cannot reach the API server: {exc}", kind=kind.kind, name=name
+                ) from exc
+            raise
+
+    def _ns(self, kind: Kind, namespace: str | None) -> str | None:
+        if not kind.namespaced:
+            return None
+        return namespace or self.namespace
+
+    @staticmethod
+    def _resource(kind: Kind, obj: Obj) -> Any:
+        data = copy.deepcopy(obj)
+        data.setdefault("apiVersion", kind.api_version)
+        data.setdefault("kind", kind.kind)
+        return kind.lightkube().from_dict(data)
+
+    # -- reads ----------------------------------------------------------------------------------
+    async def get(self, kind: Kind, name: str, namespace: str | None = None) -> Obj:
+        ns = self._ns(kind, namespace)
+        return _to_dict(
+            await self._call(kind, name, ns, self._client.get(kind.lightkube(), name, namespace=ns))
+        )
+
+    async def find(self, kind: Kind, name: str, namespace: str | None = None) -> Obj | None:
+        """Like :meth:`get`, but None when the object does not exist."""
+        try:
+            return await self.get(kind, name, namespace)
+        except errors.NotFound:
+            return None
+
+    async def list(
+        self,
+        kind: Kind,
+        namespace: str | None = None,
+        *,
+        labels: Mapping[str, str] | str | None = None,
+        fields: Mapping[str, str] | str | None = None,
+        all_namespaces: bool = False,
+    ) -> list[Obj]:
+        ns = ALL_NAMESPACES if all_namespaces and kind.namespaced else self._ns(kind, namespace)
+
+        async def collect() -> list[Obj]:
+            return [
+                _to_dict(o)
+                async for o in self._client.list(
+                    kind.lightkube(), namespace=ns, labels=_selector(labels), fields=_selector(fields)
+                )
+            ]
+
+        return await self._call(kind, "", None, collect())
+
+    async def list_with_version(self, kind: Kind, namespace: str | None = None) -> tuple[list[Obj], str]:
+        """All objects (every namespace when None) and the list's resourceVersion, for informers."""
+        ns = ALL_NAMESPACES if namespace is None and kind.namespaced else namespace
+
+        async def collect() -> tuple[list[Obj], str]:
+            iterator = self._client.list(kind.lightkube(), namespace=ns)
+            items = [_to_dict(o) async for o in iterator]
+            return items, str(getattr(iterator, "resourceVersion", "") or "")
+
+        return await self._call(kind, "", None, collect())
+
+    async def watch(
+        self,
+        kind: Kind,
+        namespace: str | None = None,
+        *,
+        resource_version: str | None = None,
+        labels: Mapping[str, str] | str | None = None,
+    ) -> AsyncIterator[tuple[str, Obj]]:
+        """Events (type, object) from ``resource_version`` on; ends when the server closes the stream."""
+        from lightkube import ApiError
+
+        ns = ALL_NAMESPACES if namespace is None and kind.namespaced else namespace
+        stream = self._client.watch(
+            kind.lightkube(),
+            namespace=ns,
+            resource_version=resource_version,
+            labels=_selector(labels),
+            on_error=_raise,
+        )
+        try:
+            async for event_type, obj in stream:
+                yield event_type, _to_dict(obj)
+        except ApiError as exc:
+            status = exc.status.to_dict() if getattr(exc, "status", None) is not None else {}
+            raise errors.from_status(status or {"code": 500}, kind=kind.kind) from exc
+
+    # -- writes ---------------------------------------------------------------------------------
+    async def create(self, kind: Kind, obj: Obj, namespace: str | None = None) -> Obj:
+        ns = self._ns(kind, namespace or (obj.get("metadata") or {}).get("namespace"))
+        name = (obj.get("metadata") or {}).get("name", "")
+        res = self._resource(kind, obj)
+        return _to_dict(await self._call(kind, name, ns, self._client.create(res, namespace=ns)))
+
+    async def replace(self, kind: Kind, obj: Obj) -> Obj:
+        meta = obj.get("metadata") or {}
+        ns = self._ns(kind, meta.get("namespace"))
+        res = self._resource(kind, obj)
+        return _to_dict(
+            await self._call(kind, meta.get("name", ""), ns, self._client.replace(res, namespace=ns))
+        )
+
+    async def replace_status(self, kind: Kind, obj: Obj) -> Obj:
+        meta = obj.get("metadata") or {}
+        ns = self._ns(kind, meta.get("namespace"))
+        call = self._client.replace(_status_of(kind, obj), namespace=ns)
+        return _to_dict(await self._call(kind, meta.get("name", ""), ns, call))
+
+    async def patch(
+        self,
+        kind: Kind,
+        name: str,
+        body: Any,
+        namespace: str | None = None,
+        *,
+        patch_type: str = "merge",
+        status: bool = False,
+        force: bool = False,
+        field_manager: str | None = None,
+    ) -> Obj:
+        """Patch with ``merge``, ``json`` or ``apply`` (server-side apply) semantics."""
+        from lightkube.types import PatchType
+
+        ptype = {
+            "merge": PatchType.MERGE,
+            "json": PatchType.JSON,
+            "apply": PatchType.APPLY,
+            "strategic": PatchType.STRATEGIC,
+        }[patch_type]
+        ns = self._ns(kind, namespace)
+        res = kind.lightkube().Status if status else kind.lightkube()
+        manager = field_manager or self.field_manager
+        call = self._client.patch(
+            res,
+            name,
+            body,
+            namespace=ns,
+            patch_type=ptype,
+            field_manager=manager if patch_type == "apply" else field_manager,
+            force=force,
+        )
+        return _to_dict(await self._call(kind, name, ns, call))
+
+    async def apply(
+        self,
+        kind: Kind,
+        obj: Obj,
+        *,
+        force: bool = True,
+        status: bool = False,
+        field_manager: str | None = None,
+    ) -> Obj:
+        """Server-side apply of ``obj`` (idempotent); ``force`` takes over conflicting fields."""
+        body = copy.deepcopy(obj)
+        body.setdefault("apiVersion", kind.api_version)
+        body.setdefault("kind", kind.kind)
+        meta = body.get("metadata") or {}
+        return await self.patch(
+            kind,
+            meta["name"],
+            body,
+            meta.get("namespace"),
+            patch_type="apply",
+            status=status,
+            force=force,
+            field_manager=field_manager,
+        )
+
+    async def delete(
+        self,
+        kind: Kind,
+        name: str,
+        namespace: str | None = None,
+        *,
+        propagation: str = "Background",
+        missing_ok: bool = True,
+    ) -> None:
+        from lightkube.types import CascadeType
+
+        ns = self._ns(kind, namespace)
+        cascade = {
+            "Background": CascadeType.BACKGROUND,
+            "Foreground": CascadeType.FOREGROUND,
+            "Orphan": CascadeType.ORPHAN,
+        }[propagation]
+        try:
+            await self._call(
+                kind, name, ns, self._client.delete(kind.lightkube(), name, namespace=ns, cascade=cascade)
+            )
+        except errors.NotFound:
+            if not missing_ok:
+                raise
+
+    async def update(
+        self,
+        kind: Kind,
+        name: str,
+        namespace: str | None,
+        change: Callable[[Obj], Obj | None],
+        *,
+        status: bool = False,
+        attempts: int = 8,
+    ) -> Obj | None:
+        """Read-modify-write with retries on 409: ``change`` edits a fresh copy (return None to skip)."""
+        for attempt in range(attempts):
+            current = await self.find(kind, name, namespace)
+            if current is None:
+                return None
+            edited = change(copy.deepcopy(current))
+            if edited is None:
+                return current
+            try:
+                if status:
+                    return await self.replace_status(kind, edited)
+                return await self.replace(kind, edited)
+            except errors.Conflict:
+                log.debug("conflict updating %s, retry %d", kind.ref(name, namespace), attempt + 1)
+                await asyncio.sleep(0.01 * (attempt + 1))
+        raise errors.Conflict(
+            f"gave up after {attempts} conflicting updates",
+            kind=kind.kind,
+            name=name,
+            namespace=namespace or "",
+        )
+
+
+def _status_of(kind: Kind, obj: Obj) -> Any:
+    data = copy.deepcopy(obj)
+    data.setdefault("apiVersion", kind.api_version)
+    data.setdefault("kind", kind.kind)
+    return kind.lightkube().Status.from_dict(data) if hasattr(kind.lightkube(), "Status") else data
+
+
+def _raise(exc: Exception) -> Any:
+    from lightkube.core.generic_client import ON_ERROR_RAISE
+
+    return ON_ERROR_RAISE
+
+
+class Kube:
+    """Synchronous facade over :class:`AsyncKube`, for the SDK, the CLI and notebooks.
+
+    Calls run on a private event loop in a daemon thread, so they work whether or not the
+    caller's thread already runs a loop. One instance per connection; :meth:`close` when done.
+    """
+
+    def __init__(
+        self, connection: Connection, *, field_manager: str = "codeflare", timeout: float = 30.0
+    ) -> None:
+        self.connection = connection
+        self.namespace = connection.namespace
+        self._loop = asyncio.new_event_loop()
+        self._thread = threading.Thread(target=self._loop.run_forever, name="codeflare-kube", daemon=True)
+        self._thread.start()
+        self._async = self._run(self._make(connection, field_manager, timeout))
+
+    @staticmethod
+    async def _make(connection: Connection, field_manager: str, timeout: float) -> AsyncKube:
+        return AsyncKube(connection, field_manager=field_manager, timeout=timeout)
+
+    def _run(self, coro: Coroutine[Any, Any, T]) -> T:
+        return asyncio.run_coroutine_threadsafe(coro, self._loop).result()
+
+    def close(self) -> None:
+        if self._loop.is_closed():
+            return
+        with contextlib.suppress(Exception):
+            self._run(self._async.aclose())
+        self._loop.call_soon_threadsafe(self._loop.stop)
+        self._thread.join(5)
+        self._loop.close()
+
+    def __enter__(self) -> Kube:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def get(self, kind: Kind, name: str, namespace: str | None = None) -> Obj:
+        return self._run(self._async.get(kind, name, namespace))
+
+    def find(self, kind: Kind, name: str, namespace: str | None = None) -> Obj | None:
+        return self._run(self._async.find(kind, name, namespace))
+
+    def list(
+        self,
+        kind: Kind,
+        namespace: str | None = None,
+        *,
+        labels: Mapping[str, str] | str | None = None,
+        fields: Mapping[str, str] | str | None = None,
+        all_namespaces: bool = False,
+    ) -> list[Obj]:
+        return self._run(
+            self._async.list(kind, namespace, labels=labels, fields=fields, all_namespaces=all_namespaces)
+        )
+
+    def create(self, kind: Kind, obj: Obj, namespace: str | None = None) -> Obj:
+        return self._run(self._async.create(kind, obj, namespace))
+
+    def replace(self, kind: Kind, obj: Obj) -> Obj:
+        return self._run(self._async.replace(kind, obj))
+
+    def patch(
+        self,
+        kind: Kind,
+        name: str,
+        body: Any,
+        namespace: str | None = None,
+        *,
+        patch_type: str = "merge",
+        status: bool = False,
+        force: bool = False,
+    ) -> Obj:
+        return self._run(
+            self._async.patch(kind, name, body, namespace, patch_type=patch_type, status=status, force=force)
+        )
+
+    def apply(self, kind: Kind, obj: Obj, *, force: bool = True) -> Obj:
+        return self._run(self._async.apply(kind, obj, force=force))
+
+    def delete(
+        self,
+        kind: Kind,
+        name: str,
+        namespace: str | None = None,
+        *,
+        propagation: str = "Background",
+        missing_ok: bool = True,
+    ) -> None:
+        self._run(self._async.delete(kind, name, namespace, propagation=propagation, missing_ok=missing_ok))
+
+    def update(
+        self,
+        kind: Kind,
+        name: str,
+        namespace: str | None,
+        change: Callable[[Obj], Obj | None],
+        *,
+        status: bool = False,
+    ) -> Obj | None:
+        return self._run(self._async.update(kind, name, namespace, change, status=status))
