@@ -94,10 +94,13 @@ def _candidate(engine: AdmissionEngine, name: str, now: float, result: Schedulin
     return None
 
 
-def _scope_admitted(engine: AdmissionEngine, name: str) -> list[AdmittedWorkload]:
+def _scope_admitted(engine: AdmissionEngine, name: str, result: SchedulingResult) -> list[AdmittedWorkload]:
+    """Admitted workloads of the queue's scope, except those admitted in this very cycle."""
     out: list[AdmittedWorkload] = []
     for member in engine._book.members(engine._book.scope(name)):
-        out.extend(engine._admitted_by_cq.get(member, {}).values())
+        out.extend(
+            w for w in engine._admitted_by_cq.get(member, {}).values() if w.key not in result.admissions
+        )
     out.sort(key=lambda w: w.key)
     return out
 
@@ -108,7 +111,7 @@ def _preempt(engine: AdmissionEngine, entry: _Entry, now: float, result: Schedul
     compiled = engine._book.queues[entry.cluster_queue]
     plan = plan_preemption(
         engine._ctx, compiled, entry.assignment, workload.priority, workload.creation_time,
-        _scope_admitted(engine, entry.cluster_queue),
+        _scope_admitted(engine, entry.cluster_queue, result),
     )  # fmt: skip
     base = _assignment_reason(entry.assignment)
     if plan.victims:

@@ -51,7 +51,9 @@ def wl(
     return Workload(ns, name, queue, (PodSet("main", count, requests),), priority, created, active)  # type: ignore[arg-type]
 
 
-def engine_with(*queues: ClusterQueue, flavors: tuple[str, ...] = ("default",), **kwargs: object) -> AdmissionEngine:
+def engine_with(
+    *queues: ClusterQueue, flavors: tuple[str, ...] = ("default",), **kwargs: object
+) -> AdmissionEngine:
     """An engine with flavors, the given queues, and one LocalQueue "lq-<cq>" per queue in "ns"."""
     engine = AdmissionEngine(**kwargs)  # type: ignore[arg-type]
     for flavor in flavors:

@@ -145,7 +145,9 @@ def test_borrow_within_cohort_reason() -> None:
     engine.schedule(0)  # b borrows 2; the cohort is full
     engine.add_workload(wl("mine", "lq-a", "1", priority=50, created=9))
     result = engine.schedule(1)
-    assert [(p.reason, p.cluster_queue) for p in result.preemptions] == [("InCohortReclaimWhileBorrowing", "b")]
+    assert [(p.reason, p.cluster_queue) for p in result.preemptions] == [
+        ("InCohortReclaimWhileBorrowing", "b")
+    ]
 
 
 def test_within_cluster_queue_candidates_do_not_touch_other_queues() -> None:

@@ -38,7 +38,10 @@ def test_flavors_are_tried_in_order() -> None:
     result = engine.schedule(0)
     flavors = [result.admissions[f"ns/w{i}"].pod_set_assignments[0].flavors["cpu"] for i in range(3)]
     assert flavors == ["spot", "spot", "on-demand"]
-    assert {fr: str(q) for fr, q in engine.usage("a").items()} == {("on-demand", "cpu"): "1", ("spot", "cpu"): "2"}
+    assert {fr: str(q) for fr, q in engine.usage("a").items()} == {
+        ("on-demand", "cpu"): "1",
+        ("spot", "cpu"): "2",
+    }
 
 
 def test_flavor_fungibility_when_can_borrow() -> None:
