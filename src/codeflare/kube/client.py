@@ -9,6 +9,7 @@ call carries the connection's credentials; API failures raise :mod:`codeflare.ku
 from __future__ import annotations
 
 import asyncio
+import builtins
 import contextlib
 import copy
 import logging
@@ -46,6 +47,7 @@ class AsyncKube:
     def __init__(
         self, connection: Connection, *, field_manager: str = "codeflare", timeout: float = 30.0
     ) -> None:
+        import httpx2
         from lightkube import AsyncClient
 
         self.connection = connection
@@ -55,7 +57,7 @@ class AsyncKube:
             connection.config,
             namespace=connection.namespace,
             field_manager=field_manager,
-            timeout=timeout,
+            timeout=httpx2.Timeout(timeout),
             trust_env=False,
         )
 
@@ -84,9 +86,9 @@ class AsyncKube:
                 f"cannot reach the API server: {exc}", kind=kind.kind, name=name
             ) from exc
         except Exception as exc:
-            import httpx
+            import httpx2
 
-            if isinstance(exc, httpx.HTTPError):
+            if isinstance(exc, httpx2.HTTPError):
                 raise errors.TemporaryError(
                     f"cannot reach the API server: {exc}", kind=kind.kind, name=name
                 ) from exc
@@ -139,11 +141,13 @@ class AsyncKube:
 
         return await self._call(kind, "", None, collect())
 
-    async def list_with_version(self, kind: Kind, namespace: str | None = None) -> tuple[list[Obj], str]:
+    async def list_with_version(
+        self, kind: Kind, namespace: str | None = None
+    ) -> tuple[builtins.list[Obj], str]:
         """All objects (every namespace when None) and the list's resourceVersion, for informers."""
         ns = ALL_NAMESPACES if namespace is None and kind.namespaced else namespace
 
-        async def collect() -> tuple[list[Obj], str]:
+        async def collect() -> tuple[builtins.list[Obj], str]:
             iterator = self._client.list(kind.lightkube(), namespace=ns)
             items = [_to_dict(o) async for o in iterator]
             return items, str(getattr(iterator, "resourceVersion", "") or "")
@@ -160,6 +164,7 @@ class AsyncKube:
     ) -> AsyncIterator[tuple[str, Obj]]:
         """Events (type, object) from ``resource_version`` on; ends when the server closes the stream."""
         from lightkube import ApiError
+        from lightkube.types import on_error_raise
 
         ns = ALL_NAMESPACES if namespace is None and kind.namespaced else namespace
         stream = self._client.watch(
@@ -167,7 +172,7 @@ class AsyncKube:
             namespace=ns,
             resource_version=resource_version,
             labels=_selector(labels),
-            on_error=_raise,
+            on_error=on_error_raise,
         )
         try:
             async for event_type, obj in stream:
@@ -180,21 +185,22 @@ class AsyncKube:
     async def create(self, kind: Kind, obj: Obj, namespace: str | None = None) -> Obj:
         ns = self._ns(kind, namespace or (obj.get("metadata") or {}).get("namespace"))
         name = (obj.get("metadata") or {}).get("name", "")
-        res = self._resource(kind, obj)
-        return _to_dict(await self._call(kind, name, ns, self._client.create(res, namespace=ns)))
+        res = self._resource(kind, _with_namespace(obj, ns))
+        client: Any = self._client
+        return _to_dict(await self._call(kind, name, ns, client.create(res)))
 
     async def replace(self, kind: Kind, obj: Obj) -> Obj:
         meta = obj.get("metadata") or {}
         ns = self._ns(kind, meta.get("namespace"))
-        res = self._resource(kind, obj)
-        return _to_dict(
-            await self._call(kind, meta.get("name", ""), ns, self._client.replace(res, namespace=ns))
-        )
+        res = self._resource(kind, _with_namespace(obj, ns))
+        client: Any = self._client
+        return _to_dict(await self._call(kind, meta.get("name", ""), ns, client.replace(res)))
 
     async def replace_status(self, kind: Kind, obj: Obj) -> Obj:
         meta = obj.get("metadata") or {}
         ns = self._ns(kind, meta.get("namespace"))
-        call = self._client.replace(_status_of(kind, obj), namespace=ns)
+        client: Any = self._client
+        call = client.replace(_status_of(kind, obj), meta.get("name", ""), namespace=ns)
         return _to_dict(await self._call(kind, meta.get("name", ""), ns, call))
 
     async def patch(
@@ -315,17 +321,19 @@ class AsyncKube:
         )
 
 
+def _with_namespace(obj: Obj, namespace: str | None) -> Obj:
+    if namespace is None:
+        return obj
+    out = dict(obj)
+    out["metadata"] = dict(obj.get("metadata") or {}, namespace=namespace)
+    return out
+
+
 def _status_of(kind: Kind, obj: Obj) -> Any:
     data = copy.deepcopy(obj)
     data.setdefault("apiVersion", kind.api_version)
     data.setdefault("kind", kind.kind)
     return kind.lightkube().Status.from_dict(data) if hasattr(kind.lightkube(), "Status") else data
-
-
-def _raise(exc: Exception) -> Any:
-    from lightkube.core.generic_client import ON_ERROR_RAISE
-
-    return ON_ERROR_RAISE
 
 
 class Kube:

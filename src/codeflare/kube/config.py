@@ -40,6 +40,8 @@ def from_kubeconfig(path: str | Path | None = None, context: str | None = None) 
         path = env.split(os.pathsep)[0] if env else Path("~/.kube/config").expanduser()
     config = KubeConfig.from_file(str(path))
     single = config.get(context_name=context)
+    if single is None:
+        raise ValueError(f"kubeconfig {path} has no usable context")
     return Connection(single, single.namespace or "default", f"kubeconfig {path}")
 
 
