@@ -54,12 +54,12 @@ def test_release_returns_ports_for_reuse(tmp_path: Path) -> None:
 
 
 def test_a_port_someone_listens_on_is_skipped(tmp_path: Path) -> None:
+    block = PortAllocator(tmp_path / "probe", port_range=(24000, 24999)).reserve("probe", 4, contiguous=True)
     with socket.socket() as busy:
-        busy.bind(("127.0.0.1", 0))
+        busy.bind(("127.0.0.1", block[0]))
         busy.listen()
-        port = busy.getsockname()[1]
-        allocator = PortAllocator(tmp_path, port_range=(port, port + 3))
-        assert port not in allocator.reserve("a", 3)
+        allocator = PortAllocator(tmp_path / "real", port_range=(block[0], block[-1]))
+        assert allocator.reserve("a", 3) == block[1:]
 
 
 def test_release_prefix_frees_a_whole_cluster(tmp_path: Path) -> None:
