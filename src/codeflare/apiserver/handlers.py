@@ -68,7 +68,8 @@ def json_response(body: Any, status: int = 200, warnings: list[str] | None = Non
     # exactly "application/json", no charset: some clients (lightkube) compare the header verbatim
     resp = web.Response(body=_dumps(body).encode(), status=status, headers={"Content-Type": _JSON})
     for warning in warnings or []:
-        resp.headers.add("Warning", f'299 - "{warning}"')
+        text = warning.replace("\\", "\\\\").replace('"', '\\"')  # RFC 9111 quoted-string
+        resp.headers.add("Warning", f'299 - "{text}"')
     return resp
 
 
