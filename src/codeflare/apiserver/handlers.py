@@ -355,6 +355,8 @@ class ApiHandlers:
                 raise errors.ApiError(404, "NotFound", "the server could not find the requested resource")
             created = api.create(rt, ns, await self._body(request), ctx)
             return self._render(request, rt, created, 201, ctx)
+        if verb in ("update", "patch") and not name:
+            raise errors.method_not_allowed()  # PUT/PATCH address one object, never a collection
         if verb == "update":
             body = await self._body(request)
             if sub == "scale":
