@@ -20,8 +20,8 @@ from codeflare.api.validation import validate_against_crd
 __all__ = [
     "DEFAULT_RESOURCE_MAPPING",
     "DEFAULT_WORKER_GROUP",
-    "QUEUE_LABEL",
     "PRIORITY_LABEL",
+    "QUEUE_LABEL",
     "RAY_IMAGE",
     "RAY_VERSION",
     "ClusterSettings",
@@ -136,6 +136,8 @@ class ClusterSettings(Protocol):
     def max_workers(self) -> int | None: ...
     @property
     def additional_worker_groups(self) -> Sequence[WorkerGroupSettings]: ...
+    @property
+    def appwrapper(self) -> bool: ...
 
     def validate(self) -> None: ...
 

@@ -133,7 +133,8 @@ def validate_against_crd(obj: dict[str, Any]) -> None:
     server would drop it silently). Defaults are not applied and ``obj`` is not modified.
     """
     api_version, kind = obj.get("apiVersion", ""), obj.get("kind", "")
-    meta = obj.get("metadata") if isinstance(obj.get("metadata"), dict) else {}
+    raw_meta = obj.get("metadata")
+    meta: dict[str, Any] = raw_meta if isinstance(raw_meta, dict) else {}
     name = str(meta.get("name", ""))
     problems = _metadata_problems(kind, meta)
     if (api_version, kind) not in _KINDS:

@@ -129,7 +129,7 @@ class ClusterConfiguration:
 
     @property
     def resource_mapping(self) -> dict[str, str]:
-        """Extended resource -> Ray resource name: the defaults overlaid with ``extended_resource_mapping``."""
+        """Extended resource -> Ray resource: the defaults overlaid with ``extended_resource_mapping``."""
         return {**DEFAULT_RESOURCE_MAPPING, **self.extended_resource_mapping}
 
     def validate(self) -> None:
@@ -367,7 +367,8 @@ def _toleration_problems(where: str, toleration: object) -> Problems:
     if toleration.get("operator", "Equal") not in _TOLERATION_OPERATORS:
         problems.append((f"{where}.operator", f"{toleration['operator']!r} must be Equal or Exists"))
     if "effect" in toleration and toleration["effect"] not in _TAINT_EFFECTS:
-        problems.append((f"{where}.effect", f"{toleration['effect']!r} must be one of {sorted(_TAINT_EFFECTS)}"))
+        effects = sorted(_TAINT_EFFECTS)
+        problems.append((f"{where}.effect", f"{toleration['effect']!r} must be one of {effects}"))
     return problems
 
 

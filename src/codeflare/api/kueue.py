@@ -1,0 +1,211 @@
+"""Build the kueue.x-k8s.io/v1beta1 objects an administrator creates: flavors, queues, priorities.
+
+ResourceFlavor, ClusterQueue (one resource group whose covered resources are the union of what
+the flavors list), LocalQueue (optionally the namespace's default) and WorkloadPriorityClass.
+Names and quantities are checked here with messages naming the argument, then every manifest is
+checked against our CRD. A flavor that does not list a covered resource gets a nominal quota of
+0 for it (Kueue requires every flavor of a group to list every covered resource). No I/O.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from codeflare.api.quantity import QuantityError, canonical, parse_quantity
+from codeflare.api.validation import (
+    ManifestError,
+    dns1123_label_problems,
+    dns1123_subdomain_problems,
+    extended_resource_problems,
+    validate_against_crd,
+)
+
+__all__ = [
+    "DEFAULT_QUEUE_ANNOTATION",
+    "FlavorQuota",
+    "build_cluster_queue",
+    "build_local_queue",
+    "build_resource_flavor",
+    "build_workload_priority_class",
+]
+
+KUEUE_API_VERSION = "kueue.x-k8s.io/v1beta1"
+DEFAULT_QUEUE_ANNOTATION = "kueue.x-k8s.io/default-queue"
+QUEUEING_STRATEGIES = ("BestEffortFIFO", "StrictFIFO")
+STOP_POLICIES = ("None", "Hold", "HoldAndDrain")
+_BUILTIN_RESOURCES = frozenset({"cpu", "memory", "ephemeral-storage", "pods"})
+_INT32_MAX = 2**31 - 1
+
+Quantity = str | int | float
+Problems = list[tuple[str, str]]
+
+
+@dataclass(frozen=True)
+class FlavorQuota:
+    """Quota of one ResourceFlavor in a ClusterQueue: ``resources`` maps resource -> nominal quota.
+
+    ``borrowing_limit``/``lending_limit`` map a subset of those resources to limits (None: unlimited).
+    """
+
+    name: str
+    resources: dict[str, Quantity]
+    borrowing_limit: dict[str, Quantity] | None = None
+    lending_limit: dict[str, Quantity] | None = None
+
+
+def build_resource_flavor(
+    name: str,
+    node_labels: dict[str, str] | None = None,
+    tolerations: list[dict[str, Any]] | None = None,
+    taints: list[dict[str, Any]] | None = None,
+) -> dict[str, Any]:
+    """A ResourceFlavor: nodes with ``node_labels``; ``taints`` become ``spec.nodeTaints``."""
+    _raise_if("ResourceFlavor", name, [("name", p) for p in dns1123_subdomain_problems(name)])
+    spec: dict[str, Any] = {}
+    if node_labels:
+        spec["nodeLabels"] = dict(node_labels)
+    if taints:
+        spec["nodeTaints"] = [dict(taint) for taint in taints]
+    if tolerations:
+        spec["tolerations"] = [dict(toleration) for toleration in tolerations]
+    return _finish({"apiVersion": KUEUE_API_VERSION, "kind": "ResourceFlavor",
+                    "metadata": {"name": name}, "spec": spec})
+
+
+def build_cluster_queue(
+    name: str,
+    *,
+    flavors: list[FlavorQuota],
+    cohort: str | None = None,
+    queueing_strategy: str = "BestEffortFIFO",
+    namespace_selector: dict[str, Any] | None = None,
+    preemption: dict[str, Any] | None = None,
+    stop_policy: str | None = None,
+) -> dict[str, Any]:
+    """A ClusterQueue with one resource group over ``flavors`` (in order of preference).
+
+    ``namespace_selector`` defaults to ``{}`` (every namespace); ``None`` is not offered because
+    Kueue reads a null selector as "no namespace". Quantities are written canonically.
+    """
+    problems: Problems = [("name", p) for p in dns1123_subdomain_problems(name)]
+    if cohort is not None:
+        problems += [("cohort", p) for p in dns1123_subdomain_problems(cohort)]
+    if queueing_strategy not in QUEUEING_STRATEGIES:
+        problems.append(("queueing_strategy", f"{queueing_strategy!r} must be one of {QUEUEING_STRATEGIES}"))
+    if stop_policy is not None and stop_policy not in STOP_POLICIES:
+        problems.append(("stop_policy", f"{stop_policy!r} must be one of {STOP_POLICIES}"))
+    if not flavors:
+        problems.append(("flavors", "must list at least one FlavorQuota"))
+    covered: list[str] = []
+    seen: set[str] = set()
+    for index, flavor in enumerate(flavors):
+        problems += _flavor_problems(f"flavors[{index}]", flavor)
+        if flavor.name in seen:
+            problems.append((f"flavors[{index}].name", f"duplicate flavor {flavor.name!r}"))
+        seen.add(flavor.name)
+        covered += [resource for resource in flavor.resources if resource not in covered]
+    _raise_if("ClusterQueue", name, problems)
+
+    spec: dict[str, Any] = {
+        "resourceGroups": [{
+            "coveredResources": covered,
+            "flavors": [_flavor_entry(flavor, covered) for flavor in flavors],
+        }],
+    }
+    if cohort is not None:
+        spec["cohort"] = cohort
+    spec["queueingStrategy"] = queueing_strategy
+    spec["namespaceSelector"] = {} if namespace_selector is None else dict(namespace_selector)
+    if preemption is not None:
+        spec["preemption"] = dict(preemption)
+    if stop_policy is not None:
+        spec["stopPolicy"] = stop_policy
+    return _finish({"apiVersion": KUEUE_API_VERSION, "kind": "ClusterQueue",
+                    "metadata": {"name": name}, "spec": spec})
+
+
+def build_local_queue(name: str, namespace: str, cluster_queue: str, default: bool = False) -> dict[str, Any]:
+    """A LocalQueue pointing at ``cluster_queue``; ``default`` marks it the namespace's default queue."""
+    problems: Problems = [("name", p) for p in dns1123_subdomain_problems(name)]
+    problems += [("namespace", p) for p in dns1123_label_problems(namespace)]
+    problems += [("cluster_queue", p) for p in dns1123_subdomain_problems(cluster_queue)]
+    _raise_if("LocalQueue", name, problems)
+    metadata: dict[str, Any] = {"name": name, "namespace": namespace}
+    if default:
+        metadata["annotations"] = {DEFAULT_QUEUE_ANNOTATION: "true"}
+    return _finish({"apiVersion": KUEUE_API_VERSION, "kind": "LocalQueue", "metadata": metadata,
+                    "spec": {"clusterQueue": cluster_queue}})
+
+
+def build_workload_priority_class(name: str, value: int, description: str = "") -> dict[str, Any]:
+    """A WorkloadPriorityClass: workloads labelled with ``name`` get priority ``value`` (int32)."""
+    problems: Problems = [("name", p) for p in dns1123_subdomain_problems(name)]
+    if isinstance(value, bool) or not isinstance(value, int) or not -_INT32_MAX - 1 <= value <= _INT32_MAX:
+        problems.append(("value", f"{value!r} must be a 32-bit integer"))
+    _raise_if("WorkloadPriorityClass", name, problems)
+    obj: dict[str, Any] = {"apiVersion": KUEUE_API_VERSION, "kind": "WorkloadPriorityClass",
+                           "metadata": {"name": name}, "value": value}
+    if description:
+        obj["description"] = description
+    return _finish(obj)
+
+
+# --- helpers -------------------------------------------------------------------------------------
+
+
+def _flavor_problems(where: str, flavor: FlavorQuota) -> Problems:
+    problems: Problems = [(f"{where}.name", p) for p in dns1123_subdomain_problems(flavor.name)]
+    if not flavor.resources:
+        problems.append((f"{where}.resources", "must give a quota for at least one resource"))
+    for resource, amount in flavor.resources.items():
+        item = f"{where}.resources[{resource!r}]"
+        if resource not in _BUILTIN_RESOURCES:
+            problems += [(item, p) for p in extended_resource_problems(resource)]
+        problems += _amount_problems(item, amount)
+    limits = (("borrowing_limit", flavor.borrowing_limit), ("lending_limit", flavor.lending_limit))
+    for field, amounts in limits:
+        for resource, amount in (amounts or {}).items():
+            item = f"{where}.{field}[{resource!r}]"
+            if resource not in flavor.resources:
+                problems.append((item, f"{resource!r} has no nominal quota in this flavor"))
+                continue
+            found = _amount_problems(item, amount)
+            problems += found
+            nominal = flavor.resources[resource]
+            if (not found and field == "lending_limit" and not _amount_problems("", nominal)
+                    and parse_quantity(amount) > parse_quantity(nominal)):
+                above = f"{canonical(amount)!r} is above the nominal quota {canonical(nominal)!r}"
+                problems.append((item, above))
+    return problems
+
+
+def _amount_problems(where: str, amount: Quantity) -> Problems:
+    try:
+        value = parse_quantity(amount)
+    except QuantityError as error:
+        return [(where, str(error))]
+    return [(where, f"{amount!r} must not be negative")] if value < 0 else []
+
+
+def _flavor_entry(flavor: FlavorQuota, covered: list[str]) -> dict[str, Any]:
+    resources = []
+    for resource in covered:
+        nominal = canonical(flavor.resources.get(resource, 0))
+        entry: dict[str, Any] = {"name": resource, "nominalQuota": nominal}
+        if flavor.borrowing_limit and resource in flavor.borrowing_limit:
+            entry["borrowingLimit"] = canonical(flavor.borrowing_limit[resource])
+        if flavor.lending_limit and resource in flavor.lending_limit:
+            entry["lendingLimit"] = canonical(flavor.lending_limit[resource])
+        resources.append(entry)
+    return {"name": flavor.name, "resources": resources}
+
+
+def _raise_if(kind: str, name: str, problems: Problems) -> None:
+    if problems:
+        raise ManifestError(kind, name, problems)
+
+
+def _finish(obj: dict[str, Any]) -> dict[str, Any]:
+    validate_against_crd(obj)
+    return obj
