@@ -28,6 +28,7 @@ from codeflare.apiserver.strategies import Strategies
 log = logging.getLogger(__name__)
 
 _NAME_SUFFIX_ALPHABET = "bcdfghjklmnpqrstvwxz2456789"
+_OMITTED_WHEN_EMPTY = ("labels", "annotations", "finalizers", "ownerReferences")
 _SERVER_OWNED_META = (
     "uid",
     "creationTimestamp",
@@ -167,9 +168,11 @@ class ObjectAPI:
     def _validate(
         self, rt: ResourceType, obj: dict[str, Any], old: dict[str, Any] | None, ctx: RequestContext
     ) -> None:
-        causes = metadata.validate_object_meta(
-            obj["metadata"], namespaced=rt.namespaced, name_rule=rt.name_rule
-        )
+        meta = obj["metadata"]
+        for key in _OMITTED_WHEN_EMPTY:  # Go's omitempty: an emptied map or list is not stored
+            if key in meta and meta[key] in (None, {}, []):
+                del meta[key]
+        causes = metadata.validate_object_meta(meta, namespaced=rt.namespaced, name_rule=rt.name_rule)
         if old is not None:
             causes += metadata.validate_meta_update(old["metadata"], obj["metadata"])
         causes += self._apply_schema(rt, obj, ctx)
