@@ -1,0 +1,353 @@
+"""Builders and quantities: behaviour a user of the manifests would observe, plus property tests."""
+
+from __future__ import annotations
+
+import json
+from decimal import Decimal
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from codeflare.api.appwrapper import build_appwrapper
+from codeflare.api.builders import (
+    FlavorQuota,
+    ManifestError,
+    build_cluster_manifest,
+    build_cluster_queue,
+    build_local_queue,
+    build_raycluster,
+    build_rayjob,
+    build_resource_flavor,
+    build_workload_priority_class,
+    validate_against_crd,
+)
+from codeflare.api.quantity import (
+    QuantityError,
+    canonical,
+    compare,
+    format_quantity,
+    memory_bytes,
+    memory_quantity,
+    parse_quantity,
+    ray_num_cpus,
+    whole_count,
+)
+from codeflare.sdk.config import ClusterConfiguration, WorkerGroup
+
+# --- quantities ----------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("text", "value"), [
+    ("500m", Decimal("0.5")), ("2", Decimal(2)), ("8Gi", Decimal(8 * 1024**3)), ("1e3", Decimal(1000)),
+    ("1E", Decimal(10**18)), (".5", Decimal("0.5")), ("1.5Ki", Decimal(1536)), ("-2k", Decimal(-2000)),
+    ("100n", Decimal("0.0000001")), ("+1M", Decimal(10**6)),
+])
+def test_parse_quantity_is_exact(text: str, value: Decimal) -> None:
+    assert parse_quantity(text) == value
+
+
+@pytest.mark.parametrize("text", ["", "1.2.3", "1Gb", "Gi", "1 Gi", "1e1.5", "0x10", "one"])
+def test_parse_quantity_refuses_malformed(text: str) -> None:
+    with pytest.raises(QuantityError, match="not a quantity"):
+        parse_quantity(text)
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("2000m", "2"), ("1000", "1k"), ("1024Mi", "1Gi"), ("1536Mi", "1536Mi"), ("0.5Gi", "512Mi"),
+    ("0.1", "100m"), ("1.5Ki", "1536"), ("0", "0"), ("1e-12", "1e-12"),
+])
+def test_canonical_form(text: str, expected: str) -> None:
+    assert canonical(text) == expected
+
+
+def test_compare_memory_and_cpu_conversions() -> None:
+    assert compare("1000m", "1") == 0
+    assert compare("1Gi", "1G") == 1
+    assert memory_quantity(8) == "8Gi" and memory_quantity(0.5) == "512Mi" and memory_quantity("8G") == "8G"
+    assert memory_bytes("1.5Ki") == 1536 and memory_bytes("1m") == 1
+    assert ray_num_cpus("1500m") == 1 and ray_num_cpus("500m") == 1 and ray_num_cpus("500m", minimum=0) == 0
+    assert whole_count("2") == 2
+    with pytest.raises(QuantityError, match="whole number"):
+        whole_count("1500m")
+
+
+_number = st.from_regex(r"\A[+-]?([0-9]{1,12}(\.[0-9]{0,9})?|\.[0-9]{1,9})\Z")
+_suffix = st.sampled_from(["", "m", "n", "u", "k", "M", "G", "T", "P", "E",
+                           "Ki", "Mi", "Gi", "Ti", "Pi", "Ei", "e3", "E-2", "e+7", "e0"])
+
+
+@given(_number, _suffix)
+@settings(max_examples=300)
+def test_any_quantity_round_trips(number: str, suffix: str) -> None:
+    text = number + suffix
+    value = parse_quantity(text)
+    for binary in (False, True):
+        formatted = format_quantity(value, binary=binary)
+        assert parse_quantity(formatted) == value
+        assert format_quantity(parse_quantity(formatted), binary=binary) == formatted
+    assert parse_quantity(canonical(text)) == value
+
+
+# --- RayCluster ----------------------------------------------------------------------------------
+
+
+def _head(obj: dict[str, Any]) -> dict[str, Any]:
+    return obj["spec"]["headGroupSpec"]
+
+
+def test_gpus_become_num_gpus_and_other_resources_ray_custom_resources() -> None:
+    config = ClusterConfiguration(
+        "gpu", head_extended_resource_requests={"nvidia.com/gpu": 1},
+        worker_extended_resource_requests={"nvidia.com/gpu": 2, "example.com/fpga": 1},
+    )
+    obj = build_raycluster(config, "ns")
+    assert _head(obj)["rayStartParams"]["num-gpus"] == "1"
+    worker = obj["spec"]["workerGroupSpecs"][0]
+    assert worker["rayStartParams"]["num-gpus"] == "2"
+    assert json.loads(worker["rayStartParams"]["resources"]) == {"example.com/fpga": 1}
+    resources = worker["template"]["spec"]["containers"][0]["resources"]
+    assert resources["requests"]["nvidia.com/gpu"] == resources["limits"]["nvidia.com/gpu"] == "2"
+
+
+def test_extended_resource_mapping_overrides_the_defaults() -> None:
+    config = ClusterConfiguration("tpu", worker_extended_resource_requests={"example.com/accel": 2},
+                                  extended_resource_mapping={"example.com/accel": "GPU"})
+    assert build_raycluster(config, "ns")["spec"]["workerGroupSpecs"][0]["rayStartParams"]["num-gpus"] == "2"
+
+
+def test_unqueued_cluster_is_not_suspended_and_has_no_kueue_labels() -> None:
+    obj = build_raycluster(ClusterConfiguration("plain"), "ns")
+    assert "suspend" not in obj["spec"] and "labels" not in obj["metadata"]
+
+
+def test_queued_cluster_can_opt_out_of_suspension() -> None:
+    obj = build_raycluster(ClusterConfiguration("q", local_queue="lq", suspend_when_queued=False), "ns")
+    assert obj["metadata"]["labels"] == {"kueue.x-k8s.io/queue-name": "lq"}
+    assert "suspend" not in obj["spec"]
+
+
+def test_builder_revalidates_a_configuration_changed_after_construction() -> None:
+    config = ClusterConfiguration("later")
+    config.num_workers = -3
+    with pytest.raises(ValueError, match="num_workers: -3 must not be negative"):
+        build_raycluster(config, "ns")
+
+
+def test_autoscaling_bounds_are_written_per_group() -> None:
+    config = ClusterConfiguration("auto", num_workers=2, enable_autoscaling=True, max_workers=4,
+                                  additional_worker_groups=[WorkerGroup("g", replicas=1, max_replicas=3)])
+    obj = build_raycluster(config, "ns")
+    assert obj["spec"]["enableInTreeAutoscaling"] is True
+    groups = {g["groupName"]: (g["minReplicas"], g["replicas"], g["maxReplicas"])
+              for g in obj["spec"]["workerGroupSpecs"]}
+    assert groups == {"default-worker": (2, 2, 4), "g": (1, 1, 3)}
+
+
+# --- AppWrapper ----------------------------------------------------------------------------------
+
+
+def test_appwrapper_takes_the_queue_and_the_wrapped_cluster_is_not_suspended() -> None:
+    config = ClusterConfiguration("w", local_queue="lq", priority="high", labels={"app": "x"},
+                                  appwrapper=True)
+    wrapper = build_cluster_manifest(config, "ns")
+    assert wrapper["kind"] == "AppWrapper" and wrapper["spec"]["suspend"] is True
+    assert wrapper["metadata"]["labels"] == {"kueue.x-k8s.io/queue-name": "lq",
+                                             "kueue.x-k8s.io/priority-class": "high"}
+    template = wrapper["spec"]["components"][0]["template"]
+    assert template["metadata"] == {"name": "w", "labels": {"app": "x"}}
+    assert "suspend" not in template["spec"]
+
+
+def test_appwrapper_pod_sets_count_hosts_and_drop_status() -> None:
+    cluster = build_raycluster(ClusterConfiguration("w", num_workers=3), "ns")
+    cluster["spec"]["workerGroupSpecs"][0]["numOfHosts"] = 2
+    cluster["status"] = {"state": "ready"}
+    cluster["metadata"]["uid"] = "abc"
+    wrapper = build_appwrapper(cluster)
+    component = wrapper["spec"]["components"][0]
+    assert component["podSets"] == [
+        {"path": "template.spec.headGroupSpec.template", "replicas": 1},
+        {"path": "template.spec.workerGroupSpecs[0].template", "replicas": 6},
+    ]
+    assert "status" not in component["template"] and "uid" not in component["template"]["metadata"]
+    assert cluster["status"] == {"state": "ready"}, "the input is not modified"
+
+
+def test_appwrapper_only_wraps_rayclusters() -> None:
+    job = build_rayjob("j", "python x.py", "ns", cluster_name="c")
+    with pytest.raises(ManifestError, match=r"only ray\.io/v1 RayCluster"):
+        build_appwrapper(job)
+
+
+# --- RayJob --------------------------------------------------------------------------------------
+
+
+def test_rayjob_on_existing_cluster_rejects_queue_and_shutdown() -> None:
+    with pytest.raises(ManifestError) as caught:
+        build_rayjob("j", "python x.py", "ns", cluster_name="c", local_queue="lq",
+                     shutdown_after_job_finishes=True)
+    fields = {field for field, _ in caught.value.problems}
+    assert fields == {"local_queue", "shutdown_after_job_finishes"}
+
+
+@pytest.mark.parametrize(("kwargs", "field", "rule"), [
+    ({}, "cluster_name", "exactly one of"),
+    ({"cluster_name": "c", "cluster_config": ClusterConfiguration("c")}, "cluster_name", "exactly one of"),
+    ({"cluster_name": "c", "backoff_limit": -1}, "backoff_limit", ">= 0"),
+    ({"cluster_name": "c", "entrypoint_num_gpus": -1}, "entrypoint_num_gpus", ">= 0"),
+    ({"cluster_name": "c", "submission_mode": "Magic"}, "submission_mode", "must be one of"),
+    ({"cluster_name": "Bad"}, "cluster_name", "RFC 1123"),
+])
+def test_rayjob_argument_errors_name_the_argument(kwargs: dict[str, Any], field: str, rule: str) -> None:
+    with pytest.raises(ManifestError) as caught:
+        build_rayjob("job", "python x.py", "ns", **kwargs)
+    assert any(f == field and rule in message for f, message in caught.value.problems), caught.value
+
+
+def test_rayjob_name_leaves_room_for_kuberay_suffixes() -> None:
+    with pytest.raises(ManifestError, match="job_name: must be no more than 47"):
+        build_rayjob("j" * 48, "python x.py", "ns", cluster_name="c")
+
+
+def test_rayjob_inherits_queue_from_its_cluster_and_can_be_left_running() -> None:
+    config = ClusterConfiguration("c", local_queue="lq", priority="low")
+    job = build_rayjob("j", "python x.py", "ns", cluster_config=config, suspend=False)
+    assert job["metadata"]["labels"] == {"kueue.x-k8s.io/queue-name": "lq",
+                                         "kueue.x-k8s.io/priority-class": "low"}
+    assert "suspend" not in job["spec"] and "suspend" not in job["spec"]["rayClusterSpec"]
+    assert job["spec"]["shutdownAfterJobFinishes"] is True
+
+
+# --- Kueue ---------------------------------------------------------------------------------------
+
+
+def test_cluster_queue_covers_the_union_of_flavor_resources() -> None:
+    cq = build_cluster_queue("cq", flavors=[FlavorQuota("a", {"cpu": 4}),
+                                            FlavorQuota("b", {"memory": "1Gi", "cpu": "500m"})])
+    group = cq["spec"]["resourceGroups"][0]
+    assert group["coveredResources"] == ["cpu", "memory"]
+    quotas = [[r["nominalQuota"] for r in f["resources"]] for f in group["flavors"]]
+    assert quotas == [["4", "0"], ["500m", "1Gi"]]
+
+
+@pytest.mark.parametrize(("flavors", "field", "rule"), [
+    ([], "flavors", "at least one"),
+    ([FlavorQuota("a", {"cpu": "-1"})], "flavors[0].resources['cpu']", "must not be negative"),
+    ([FlavorQuota("a", {"cpu": "lots"})], "flavors[0].resources['cpu']", "not a quantity"),
+    ([FlavorQuota("a", {"gpu": 1})], "flavors[0].resources['gpu']", "domain-prefixed"),
+    ([FlavorQuota("a", {"cpu": 1}, borrowing_limit={"memory": 1})], "flavors[0].borrowing_limit['memory']",
+     "no nominal quota"),
+    ([FlavorQuota("a", {"cpu": 1}, lending_limit={"cpu": 2})], "flavors[0].lending_limit['cpu']",
+     "above the nominal quota"),
+    ([FlavorQuota("a", {"cpu": 1}), FlavorQuota("a", {"cpu": 1})], "flavors[1].name", "duplicate"),
+    ([FlavorQuota("A_B", {"cpu": 1})], "flavors[0].name", "RFC 1123"),
+])
+def test_cluster_queue_errors_name_the_field(flavors: list[FlavorQuota], field: str, rule: str) -> None:
+    with pytest.raises(ManifestError) as caught:
+        build_cluster_queue("cq", flavors=flavors)
+    assert any(f == field and rule in message for f, message in caught.value.problems), caught.value
+
+
+def test_cluster_queue_checks_strategy_cohort_and_stop_policy() -> None:
+    with pytest.raises(ManifestError) as caught:
+        build_cluster_queue("cq", flavors=[FlavorQuota("a", {"cpu": 1})], cohort="Bad Cohort",
+                            queueing_strategy="LIFO", stop_policy="Pause")
+    assert {f for f, _ in caught.value.problems} == {"cohort", "queueing_strategy", "stop_policy"}
+
+
+def test_local_queue_default_annotation_and_other_admin_objects() -> None:
+    assert "annotations" not in build_local_queue("lq", "ns", "cq")["metadata"]
+    assert build_local_queue("lq", "ns", "cq", default=True)["metadata"]["annotations"] == {
+        "kueue.x-k8s.io/default-queue": "true"}
+    with pytest.raises(ManifestError, match="value: 4294967296 must be a 32-bit integer"):
+        build_workload_priority_class("huge", 2**32)
+    with pytest.raises(ManifestError, match="name: must be an RFC 1123 subdomain"):
+        build_resource_flavor("Not_A_Name")
+
+
+# --- CRD validation ------------------------------------------------------------------------------
+
+
+def test_validate_against_crd_reports_schema_violations_and_unknown_fields() -> None:
+    obj = build_raycluster(ClusterConfiguration("c"), "ns")
+    obj["spec"]["workerGroupSpecs"][0]["replicas"] = -1
+    obj["spec"]["headGroupSpec"]["rayStartParams"]["num-cpus"] = 2
+    obj["spec"]["typo"] = True
+    with pytest.raises(ManifestError) as caught:
+        validate_against_crd(obj)
+    fields = [field for field, _ in caught.value.problems]
+    assert "spec.workerGroupSpecs[0].replicas" in fields
+    assert "spec.headGroupSpec.rayStartParams.num-cpus" in fields
+    assert "spec.typo" in fields
+    assert "would drop it" in str(caught.value)
+
+
+def test_validate_against_crd_checks_metadata_and_kind() -> None:
+    with pytest.raises(ManifestError) as caught:
+        validate_against_crd({"apiVersion": "ray.io/v1", "kind": "RayCluster",
+                              "metadata": {"name": "c", "labels": {"a": "b c"}},
+                              "spec": {"headGroupSpec": {"template": {}}}})
+    assert {f for f, _ in caught.value.problems} == {"metadata.namespace", "metadata.labels['a']"}
+    with pytest.raises(ManifestError, match="no bundled CRD"):
+        validate_against_crd({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"}})
+    with pytest.raises(ManifestError, match="must not be set for a cluster-scoped"):
+        validate_against_crd({"apiVersion": "kueue.x-k8s.io/v1beta1", "kind": "ResourceFlavor",
+                              "metadata": {"name": "f", "namespace": "ns"}, "spec": {}})
+
+
+# --- property: random valid configurations always build CRD-valid manifests -----------------------
+
+_name = st.from_regex(r"\A[a-z]([-a-z0-9]{0,20}[a-z0-9])?\Z")
+_cpu = st.sampled_from([1, 2, 0.5, "250m", "1500m", "4"])
+_memory = st.sampled_from([1, 2, "512Mi", "1Gi", "3G"])
+_env_name = st.from_regex(r"\A[A-Z_][A-Z0-9_]{0,10}\Z")
+_extended = st.dictionaries(st.sampled_from(["nvidia.com/gpu", "google.com/tpu", "example.com/fpga"]),
+                            st.integers(0, 8), max_size=2)
+
+
+@st.composite
+def _worker_group(draw: st.DrawFn, autoscaling: bool) -> WorkerGroup:
+    replicas = draw(st.integers(0, 5))
+    low = draw(st.integers(0, replicas)) if autoscaling else None
+    high = draw(st.integers(replicas, 10)) if autoscaling else None
+    cpu, memory = draw(_cpu), draw(_memory)
+    return WorkerGroup(draw(_name), replicas=replicas, cpu_requests=cpu, cpu_limits=cpu,
+                       memory_requests=memory, memory_limits=memory,
+                       extended_resource_requests=draw(_extended), min_replicas=low, max_replicas=high)
+
+
+@st.composite
+def _configuration(draw: st.DrawFn) -> ClusterConfiguration:
+    autoscaling = draw(st.booleans())
+    workers = draw(st.integers(0, 10))
+    groups = draw(st.lists(_worker_group(autoscaling), max_size=3, unique_by=lambda g: g.name))
+    groups = [g for g in groups if g.name != "default-worker"]
+    cpu, memory = draw(_cpu), draw(_memory)
+    return ClusterConfiguration(
+        draw(_name), num_workers=workers, head_cpu_requests=cpu, head_cpu_limits=cpu,
+        head_memory_requests=memory, head_memory_limits=memory, worker_cpu_requests=cpu,
+        worker_cpu_limits=draw(st.sampled_from(["4", 8])), worker_memory_requests=memory,
+        worker_memory_limits=draw(st.sampled_from(["4Gi", 16])),
+        worker_extended_resource_requests=draw(_extended),
+        enable_autoscaling=autoscaling,
+        min_workers=draw(st.integers(0, workers)) if autoscaling else None,
+        max_workers=draw(st.integers(workers, 20)) if autoscaling else None,
+        local_queue=draw(st.none() | _name), priority=draw(st.none() | _name),
+        labels=draw(st.dictionaries(_name, _name, max_size=2)),
+        envs=draw(st.dictionaries(_env_name, st.text(max_size=10), max_size=2)),
+        additional_worker_groups=groups, appwrapper=draw(st.booleans()),
+    )
+
+
+@given(_configuration(), _name)
+@settings(max_examples=75, deadline=None)
+def test_random_configurations_build_crd_valid_manifests(config: ClusterConfiguration, name: str) -> None:
+    manifest = build_cluster_manifest(config, "ns")  # validates against the CRD itself
+    validate_against_crd(manifest)
+    groups = build_raycluster(config, "ns")["spec"]["workerGroupSpecs"]
+    pods = 1 + sum(g["replicas"] * g["numOfHosts"] for g in groups)
+    if manifest["kind"] == "AppWrapper":
+        assert sum(p["replicas"] for p in manifest["spec"]["components"][0]["podSets"]) == pods
+    build_rayjob(name, "python main.py", "ns", cluster_config=config)
