@@ -324,13 +324,13 @@ def _extended_problems(where: str, resources: object) -> Problems:
 def _bounds_problems(
     low: tuple[str, int | None], high: tuple[str, int | None], target: tuple[str, int]
 ) -> Problems:
+    """Inverted bounds, or ``target`` outside them; an unset bound defaults to the target itself."""
     (low_name, low_value), (high_name, high_value), (name, value) = low, high, target
-    low_value = value if low_value is None else low_value
-    high_value = value if high_value is None else high_value
-    if low_value > high_value:
+    if low_value is not None and high_value is not None and low_value > high_value:
         return [(low_name, f"{low_value} is above {high_name} {high_value}")]
-    if not low_value <= value <= high_value:
-        return [(name, f"{value} is outside [{low_name}, {high_name}] = [{low_value}, {high_value}]")]
+    if (low_value is not None and value < low_value) or (high_value is not None and value > high_value):
+        shown = (value if low_value is None else low_value, value if high_value is None else high_value)
+        return [(name, f"{value} is outside [{low_name}, {high_name}] = [{shown[0]}, {shown[1]}]")]
     return []
 
 
