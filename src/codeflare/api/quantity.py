@@ -103,7 +103,7 @@ def format_quantity(value: QuantityInput, *, binary: bool = False) -> str:
     if number.is_zero():
         return "0"
     sign = "-" if number < 0 else ""
-    magnitude = abs(number)
+    magnitude = number.copy_abs()  # abs() would round to the default 28 digits
     if binary and _is_whole(magnitude):
         whole = int(magnitude)
         for suffix, power in sorted(_BINARY.items(), key=lambda item: -item[1]):

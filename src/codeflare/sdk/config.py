@@ -134,7 +134,9 @@ class ClusterConfiguration:
 
     def validate(self) -> None:
         """Check every field, normalise quantities in place, raise ConfigurationError on any problem."""
-        problems: Problems = []
+        problems = _container_problems(self)
+        if problems:  # the checks below iterate these; stop before they trip over a wrong type
+            raise ConfigurationError(f"ClusterConfiguration {self.name!r}", problems)
         problems += _name_problems("name", self.name, 63)
         if self.namespace is not None:
             problems += _name_problems("namespace", self.namespace, 63)
@@ -251,6 +253,22 @@ class ClusterConfiguration:
 
 
 # --- shared checks -------------------------------------------------------------------------------
+
+
+_DICT_FIELDS = ("head_extended_resource_requests", "worker_extended_resource_requests",
+                "extended_resource_mapping", "envs", "labels", "annotations")
+_LIST_FIELDS = ("image_pull_secrets", "tolerations", "volumes", "volume_mounts", "additional_worker_groups")
+
+
+def _container_problems(config: ClusterConfiguration) -> Problems:
+    problems: Problems = []
+    for attr in _DICT_FIELDS:
+        if not isinstance(getattr(config, attr), dict):
+            problems.append((attr, f"must be a dict (is {type(getattr(config, attr)).__name__})"))
+    for attr in _LIST_FIELDS:
+        if not isinstance(getattr(config, attr), list):
+            problems.append((attr, f"must be a list (is {type(getattr(config, attr)).__name__})"))
+    return problems
 
 
 def _quote(value: object) -> str:

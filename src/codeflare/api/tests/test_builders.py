@@ -78,6 +78,11 @@ _suffix = st.sampled_from(["", "m", "n", "u", "k", "M", "G", "T", "P", "E",
                            "Ki", "Mi", "Gi", "Ti", "Pi", "Ei", "e3", "E-2", "e+7", "e0"])
 
 
+def test_formatting_keeps_more_than_28_significant_digits() -> None:
+    value = parse_quantity("100000.00001Ei")
+    assert parse_quantity(format_quantity(value)) == value
+
+
 @given(_number, _suffix)
 @settings(max_examples=300)
 def test_any_quantity_round_trips(number: str, suffix: str) -> None:

@@ -132,3 +132,11 @@ def test_message_is_one_line_per_problem() -> None:
         'worker_memory_limits: "1Gi" is below worker_memory_requests "2Gi"',
     ]
     assert isinstance(caught.value, ValueError)
+
+
+@pytest.mark.parametrize("kwargs", [{"labels": ["a"]}, {"tolerations": {"key": "k"}}, {"envs": None},
+                                    {"additional_worker_groups": [WorkerGroup("g", replicas="2")]},
+                                    {"additional_worker_groups": ["g"]}, {"num_workers": None}])
+def test_wrong_types_are_reported_not_crashed_on(kwargs: dict[str, Any]) -> None:
+    problems = _problems(**kwargs)
+    assert problems
