@@ -16,6 +16,7 @@ from collections.abc import Sequence
 # subcommand -> module exposing register(subparsers)
 COMMANDS = {
     "server": "codeflare.cli.server_cmd",
+    "operator": "codeflare.cli.operator_cmd",
 }
 
 EXIT_OK, EXIT_FAILURE, EXIT_USAGE, EXIT_TIMEOUT, EXIT_INTERRUPTED = 0, 1, 2, 3, 130

@@ -1,0 +1,1 @@
+"""Queueing and quota admission (MCAD's role, Kueue's API) inside the operator."""

@@ -1,0 +1,221 @@
+"""Kueue objects as the admission engine's plain data types, and admissions back as status.
+
+API manifests (ResourceFlavor, ClusterQueue, LocalQueue, Workload, Node, Namespace) in, frozen
+:mod:`codeflare.scheduling` values out. Malformed quantities raise ``ValueError`` naming the field
+so the controller can report them on the object instead of crashing. Pure functions.
+"""
+
+from __future__ import annotations
+
+import datetime
+from typing import Any
+
+from codeflare.scheduling import (
+    Admission,
+    BorrowWithinCohort,
+    ClusterQueue,
+    FlavorFungibility,
+    FlavorQuotas,
+    LabelSelector,
+    LabelSelectorRequirement,
+    LocalQueue,
+    Node,
+    PodSet,
+    PodSetAssignment,
+    Preemption,
+    QuantityError,
+    ResourceFlavor,
+    ResourceGroup,
+    ResourceQuota,
+    Workload,
+    format_quantity,
+)
+
+Obj = dict[str, Any]
+
+
+def timestamp(text: str | None) -> float:
+    """Seconds since the epoch of an RFC 3339 timestamp (0 when absent or malformed)."""
+    if not text:
+        return 0.0
+    try:
+        return datetime.datetime.fromisoformat(text.replace("Z", "+00:00")).timestamp()
+    except ValueError:
+        return 0.0
+
+
+def rfc3339(seconds: float) -> str:
+    return datetime.datetime.fromtimestamp(seconds, datetime.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def label_selector(sel: Any) -> LabelSelector | None:
+    if sel is None:
+        return None
+    exprs = tuple(
+        LabelSelectorRequirement(
+            str(e.get("key", "")), e.get("operator", "Exists"), tuple(e.get("values") or ())
+        )
+        for e in sel.get("matchExpressions") or []
+    )
+    return LabelSelector(dict(sel.get("matchLabels") or {}), exprs)
+
+
+def resource_flavor(obj: Obj) -> ResourceFlavor:
+    spec = obj.get("spec") or {}
+    return ResourceFlavor(
+        obj["metadata"]["name"],
+        dict(spec.get("nodeLabels") or {}),
+        tuple(spec.get("nodeTaints") or ()),
+        tuple(spec.get("tolerations") or ()),
+    )
+
+
+def cluster_queue(obj: Obj) -> ClusterQueue:
+    name = obj["metadata"]["name"]
+    spec = obj.get("spec") or {}
+    groups = []
+    for gi, group in enumerate(spec.get("resourceGroups") or []):
+        flavors = []
+        for fi, flavor in enumerate(group.get("flavors") or []):
+            quotas = []
+            for ri, res in enumerate(flavor.get("resources") or []):
+                where = f"spec.resourceGroups[{gi}].flavors[{fi}].resources[{ri}]"
+                try:
+                    quotas.append(
+                        ResourceQuota(
+                            str(res["name"]),
+                            res.get("nominalQuota", 0),
+                            res.get("borrowingLimit"),
+                            res.get("lendingLimit"),
+                        )
+                    )
+                except (QuantityError, KeyError, TypeError) as exc:
+                    raise ValueError(f"ClusterQueue {name}: {where}: {exc}") from exc
+            flavors.append(FlavorQuotas(str(flavor.get("name", "")), tuple(quotas)))
+        groups.append(ResourceGroup(tuple(group.get("coveredResources") or ()), tuple(flavors)))
+    preemption = spec.get("preemption") or {}
+    borrow = preemption.get("borrowWithinCohort") or {}
+    fungibility = spec.get("flavorFungibility") or {}
+    selector = spec.get("namespaceSelector")
+    return ClusterQueue(
+        name=name,
+        resource_groups=tuple(groups),
+        cohort=spec.get("cohort") or None,
+        queueing_strategy=spec.get("queueingStrategy") or "BestEffortFIFO",
+        namespace_selector=label_selector(selector if selector is not None else {}),
+        preemption=Preemption(
+            within_cluster_queue=preemption.get("withinClusterQueue") or "Never",
+            reclaim_within_cohort=preemption.get("reclaimWithinCohort") or "Never",
+            borrow_within_cohort=BorrowWithinCohort(
+                borrow.get("policy") or "Never", borrow.get("maxPriorityThreshold")
+            ),
+        ),
+        flavor_fungibility=FlavorFungibility(
+            fungibility.get("whenCanBorrow") or "Borrow", fungibility.get("whenCanPreempt") or "TryNextFlavor"
+        ),
+        stop_policy=spec.get("stopPolicy") or "None",
+    )
+
+
+def local_queue(obj: Obj) -> LocalQueue:
+    meta = obj["metadata"]
+    return LocalQueue(
+        meta.get("namespace", ""), meta["name"], str((obj.get("spec") or {}).get("clusterQueue", ""))
+    )
+
+
+def _condition(obj: Obj, type_: str) -> Obj | None:
+    for cond in (obj.get("status") or {}).get("conditions") or []:
+        if cond.get("type") == type_:
+            return dict(cond)
+    return None
+
+
+def condition_true(obj: Obj, type_: str) -> bool:
+    cond = _condition(obj, type_)
+    return bool(cond and cond.get("status") == "True")
+
+
+def admission_of(obj: Obj) -> Admission | None:
+    status = obj.get("status") or {}
+    adm = status.get("admission")
+    if not adm:
+        return None
+    reserved = _condition(obj, "QuotaReserved")
+    admitted_at = timestamp((reserved or {}).get("lastTransitionTime"))
+    return Admission(
+        str(adm.get("clusterQueue", "")),
+        tuple(
+            PodSetAssignment(
+                str(psa.get("name", "")),
+                dict(psa.get("flavors") or {}),
+                dict(psa.get("resourceUsage") or {}),
+                int(psa.get("count") or 0),
+            )
+            for psa in adm.get("podSetAssignments") or []
+        ),
+        admitted_at,
+    )
+
+
+def workload(obj: Obj, priorities: dict[str, int] | None = None) -> Workload:
+    meta = obj["metadata"]
+    spec = obj.get("spec") or {}
+    pod_sets = []
+    for ps in spec.get("podSets") or []:
+        requests: dict[str, Any] = {}
+        for container in ((ps.get("template") or {}).get("spec") or {}).get("containers") or []:
+            for res, value in ((container.get("resources") or {}).get("requests") or {}).items():
+                requests[res] = requests.get(res, 0)
+                requests[res] = format_quantity(_milli(requests[res]) + _milli(value))
+        pod_sets.append(PodSet(str(ps.get("name", "main")), int(ps.get("count") or 0), requests))
+    priority = spec.get("priority")
+    if priority is None and spec.get("priorityClassName") and priorities:
+        priority = priorities.get(spec["priorityClassName"], 0)
+    return Workload(
+        namespace=meta.get("namespace", ""),
+        name=meta["name"],
+        queue_name=str(spec.get("queueName", "")),
+        pod_sets=tuple(pod_sets),
+        priority=int(priority or 0),
+        creation_time=timestamp(meta.get("creationTimestamp")),
+        active=spec.get("active", True) is not False,
+        admission=admission_of(obj),
+    )
+
+
+def _milli(value: Any) -> int:
+    from codeflare.scheduling import parse_quantity
+
+    return parse_quantity(value)
+
+
+def node(obj: Obj, unmanaged_usage: dict[str, Any] | None = None) -> Node:
+    meta = obj["metadata"]
+    status = obj.get("status") or {}
+    ready = any(
+        c.get("type") == "Ready" and c.get("status") == "True" for c in status.get("conditions") or []
+    )
+    return Node(
+        meta["name"],
+        dict(meta.get("labels") or {}),
+        dict(status.get("allocatable") or {}),
+        bool((obj.get("spec") or {}).get("unschedulable")) or not ready,
+        dict(unmanaged_usage or {}),
+    )
+
+
+def admission_status(admission: Admission) -> Obj:
+    """``status.admission`` of a Workload."""
+    return {
+        "clusterQueue": admission.cluster_queue,
+        "podSetAssignments": [
+            {
+                "name": psa.name,
+                "flavors": dict(psa.flavors),
+                "resourceUsage": {k: str(v) for k, v in psa.resource_usage.items()},
+                "count": psa.count,
+            }
+            for psa in admission.pod_set_assignments
+        ],
+    }

@@ -1,0 +1,174 @@
+"""What the queueing controller writes: Workload status changes and queue status, as pure functions.
+
+Each ``*_status`` function takes the current object and returns its new ``status`` (or None when
+nothing would change), so writes are skipped when they would be no-ops and every change is
+computed from a fresh read when a write must be retried after a conflict.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Iterable
+from typing import Any
+
+from codeflare.operator.queueing.conditions import get_condition, set_condition
+from codeflare.operator.queueing.convert import admission_status
+from codeflare.scheduling import Admission, Quantity
+
+Obj = dict[str, Any]
+
+
+def _conditions(obj: Obj) -> list[Obj]:
+    return list((obj.get("status") or {}).get("conditions") or [])
+
+
+def admitted_status(obj: Obj, admission: Admission, now: str) -> Obj | None:
+    """Quota reserved and admitted in ``admission.cluster_queue``."""
+    status = copy.deepcopy(obj.get("status") or {})
+    new_adm = admission_status(admission)
+    if (
+        status.get("admission") == new_adm
+        and get_condition(obj, "Admitted") is not None
+        and (get_condition(obj, "Admitted") or {}).get("status") == "True"
+    ):
+        return None
+    msg = f"Quota reserved in ClusterQueue {admission.cluster_queue}"
+    conds = set_condition(_conditions(obj), "QuotaReserved", "True", "QuotaReserved", msg, now)
+    conds = set_condition(conds, "Admitted", "True", "Admitted", "The workload is admitted", now)
+    conds = (
+        set_condition(conds, "Evicted", "False", "Admitted", "", now)
+        if get_condition(obj, "Evicted")
+        else conds
+    )
+    status["admission"] = new_adm
+    status["conditions"] = conds
+    return status
+
+
+def pending_status(obj: Obj, message: str, now: str, reason: str = "Pending") -> Obj | None:
+    """QuotaReserved=False with the engine's reason, verbatim."""
+    current = get_condition(obj, "QuotaReserved")
+    if current is not None and current.get("status") == "False" and current.get("message") == message:
+        return None
+    status = copy.deepcopy(obj.get("status") or {})
+    status["conditions"] = set_condition(_conditions(obj), "QuotaReserved", "False", reason, message, now)
+    return status
+
+
+def evicted_status(
+    obj: Obj, reason: str, message: str, now: str, requeue_at: str | None = None
+) -> Obj | None:
+    """Admission withdrawn (preempted, queue stopped, deactivated, resized): the job will be suspended."""
+    if not (obj.get("status") or {}).get("admission"):
+        return None
+    status = copy.deepcopy(obj.get("status") or {})
+    status.pop("admission", None)
+    conds = set_condition(_conditions(obj), "Evicted", "True", reason, message, now)
+    conds = set_condition(conds, "QuotaReserved", "False", reason, message, now)
+    conds = set_condition(conds, "Admitted", "False", reason, message, now)
+    if reason == "Preempted":
+        conds = set_condition(conds, "Preempted", "True", "Preempted", message, now)
+    conds = set_condition(conds, "Requeued", "True", reason, "Requeued after eviction", now)
+    status["conditions"] = conds
+    requeue = dict(status.get("requeueState") or {})
+    requeue["count"] = int(requeue.get("count") or 0) + 1
+    if requeue_at:
+        requeue["requeueAt"] = requeue_at
+    status["requeueState"] = requeue
+    return status
+
+
+def finished_status(obj: Obj, message: str, now: str, succeeded: bool = True) -> Obj | None:
+    if (get_condition(obj, "Finished") or {}).get("status") == "True":
+        return None
+    status = copy.deepcopy(obj.get("status") or {})
+    reason = "Succeeded" if succeeded else "Failed"
+    status["conditions"] = set_condition(_conditions(obj), "Finished", "True", reason, message, now)
+    return status
+
+
+def _flavor_usage(usage: dict[tuple[str, str], Quantity]) -> list[Obj]:
+    by_flavor: dict[str, list[Obj]] = {}
+    for (flavor, resource), amount in sorted(usage.items()):
+        by_flavor.setdefault(flavor, []).append({"name": resource, "total": str(amount)})
+    return [{"name": flavor, "resources": resources} for flavor, resources in sorted(by_flavor.items())]
+
+
+def cluster_queue_status(
+    obj: Obj,
+    *,
+    pending: int,
+    admitted: int,
+    usage: dict[tuple[str, str], Quantity],
+    flavors_known: Iterable[str],
+    now: str,
+) -> Obj | None:
+    spec = obj.get("spec") or {}
+    needed = {f.get("name") for g in spec.get("resourceGroups") or [] for f in g.get("flavors") or []}
+    missing = sorted(str(n) for n in needed - set(flavors_known))
+    stop = spec.get("stopPolicy") or "None"
+    if missing:
+        active = (
+            "False",
+            "FlavorNotFound",
+            f"Can't admit new workloads: references missing ResourceFlavor(s): {', '.join(missing)}",
+        )
+    elif stop != "None":
+        active = ("False", "Stopped", f"Can't admit new workloads: ClusterQueue is stopped ({stop})")
+    else:
+        active = ("True", "Ready", "Can admit new workloads")
+    current = obj.get("status") or {}
+    flavors = _flavor_usage(usage)
+    new = dict(current)
+    new.update(
+        {
+            "pendingWorkloads": pending,
+            "admittedWorkloads": admitted,
+            "reservingWorkloads": admitted,
+            "flavorsReservation": flavors,
+            "flavorsUsage": flavors,
+        }
+    )
+    new["conditions"] = set_condition(_conditions(obj), "Active", *active, now)
+    return None if _same(current, new) else new
+
+
+def local_queue_status(
+    obj: Obj,
+    *,
+    pending: int,
+    admitted: int,
+    usage: dict[tuple[str, str], Quantity],
+    cluster_queue_exists: bool,
+    now: str,
+) -> Obj | None:
+    current = obj.get("status") or {}
+    flavors = _flavor_usage(usage)
+    new = dict(current)
+    new.update(
+        {
+            "pendingWorkloads": pending,
+            "admittedWorkloads": admitted,
+            "reservingWorkloads": admitted,
+            "flavorUsage": flavors,
+            "flavorsReservation": flavors,
+        }
+    )
+    active = (
+        ("True", "Ready", "Can submit new workloads to localQueue")
+        if cluster_queue_exists
+        else ("False", "ClusterQueueDoesNotExist", "Can't submit new workloads to clusterQueue")
+    )
+    new["conditions"] = set_condition(_conditions(obj), "Active", *active, now)
+    return None if _same(current, new) else new
+
+
+def _same(a: Obj, b: Obj) -> bool:
+    def strip(status: Obj) -> Obj:
+        out = dict(status)
+        out["conditions"] = [
+            {k: v for k, v in c.items() if k != "lastTransitionTime"} for c in status.get("conditions") or []
+        ]
+        return out
+
+    return strip(a) == strip(b)

@@ -1,0 +1,150 @@
+"""Helpers for tests that run the operator against a real embedded API server process.
+
+Installs the project's CRDs through the API, writes the operator's ConfigMap, starts the operator
+as its own process (so tests can SIGKILL it) and waits for observable conditions.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, TypeVar
+
+import yaml
+
+from codeflare.api.crds import load_crds
+from codeflare.kube import errors, kinds
+from codeflare.kube.client import Kube
+from codeflare.operator.config import CONFIG_KEY, CONFIGMAP_NAME, OperatorConfig
+
+T = TypeVar("T")
+OPERATOR_NAMESPACE = "codeflare-system"
+
+
+def install_crds(kube: Kube) -> None:
+    for crd in load_crds():
+        with contextlib.suppress(errors.AlreadyExists):
+            kube.create(kinds.CRD, crd)
+
+
+def ensure_namespace(kube: Kube, name: str, labels: dict[str, str] | None = None) -> None:
+    with contextlib.suppress(errors.AlreadyExists):
+        kube.create(kinds.NAMESPACE, {"metadata": {"name": name, "labels": labels or {}}})
+
+
+def write_operator_config(kube: Kube, overrides: dict[str, Any], namespace: str = OPERATOR_NAMESPACE) -> str:
+    """Store a configuration (defaults + ``overrides``, camelCase) and return its YAML."""
+    ensure_namespace(kube, namespace)
+    doc = OperatorConfig.default().to_dict()
+    for section, values in overrides.items():
+        if isinstance(values, dict) and isinstance(doc.get(section), dict):
+            merged = dict(doc[section])
+            merged.update(values)
+            doc[section] = merged
+        else:
+            doc[section] = values
+    text = yaml.safe_dump(doc, sort_keys=False)
+    body = {"metadata": {"name": CONFIGMAP_NAME, "namespace": namespace}, "data": {CONFIG_KEY: text}}
+    if kube.find(kinds.CONFIGMAP, CONFIGMAP_NAME, namespace) is None:
+        kube.create(kinds.CONFIGMAP, body)
+    else:
+        kube.patch(kinds.CONFIGMAP, CONFIGMAP_NAME, {"data": {CONFIG_KEY: text}}, namespace)
+    return text
+
+
+def quiet_config(**sections: Any) -> dict[str, Any]:
+    """Overrides every test wants: probes off, fast backoff, no capacity check; plus ``sections``."""
+    base: dict[str, Any] = {
+        "metrics": {"bindAddress": "0"},
+        "health": {"bindAddress": "0"},
+        "queueing": {"backoffTime": "1s", "capacityCheck": False},
+        "instascale": {"enabled": False},
+        "appwrapper": {"enabled": False},
+    }
+    for key, value in sections.items():
+        base[key] = {**base.get(key, {}), **value} if isinstance(value, dict) else value
+    return base
+
+
+@dataclass
+class OperatorProcess:
+    """``codeflare operator`` as a child process."""
+
+    kubeconfig: Path
+    log_path: Path
+    namespace: str = OPERATOR_NAMESPACE
+    extra_args: list[str] = field(default_factory=list)
+    proc: subprocess.Popen[bytes] | None = None
+
+    def start(self) -> OperatorProcess:
+        log = open(self.log_path, "ab")  # noqa: SIM115 - handed to the child process
+        self.proc = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "codeflare.cli.main",
+                "operator",
+                "--kubeconfig",
+                str(self.kubeconfig),
+                "--namespace",
+                self.namespace,
+                *self.extra_args,
+            ],
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+            env={**os.environ, "PYTHONUNBUFFERED": "1"},
+        )
+        log.close()
+        return self
+
+    @property
+    def running(self) -> bool:
+        return self.proc is not None and self.proc.poll() is None
+
+    def kill(self) -> None:
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait(10)
+
+    def stop(self) -> int | None:
+        if self.proc is None:
+            return None
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                self.proc.wait(15)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait(5)
+        return self.proc.returncode
+
+    def wait_exit(self, timeout: float = 30) -> int:
+        assert self.proc is not None
+        return self.proc.wait(timeout)
+
+    def log(self) -> str:
+        return self.log_path.read_text(errors="replace") if self.log_path.exists() else ""
+
+
+def wait_for(predicate: Callable[[], T], timeout: float = 30.0, interval: float = 0.1, what: str = "") -> T:
+    """Poll ``predicate`` until it returns something truthy; fail with ``what`` after ``timeout``."""
+    deadline = time.monotonic() + timeout
+    last: Any = None
+    while time.monotonic() < deadline:
+        try:
+            last = predicate()
+        except errors.KubeError as exc:
+            last = exc
+        else:
+            if last:
+                return last
+        time.sleep(interval)
+    raise AssertionError(f"timed out after {timeout}s waiting for {what or predicate}: last={last!r}")
