@@ -40,6 +40,18 @@ def http(apiserver: ServerProcess) -> Iterator[httpx.Client]:
         (b'{"metadata": "not-an-object"}', "application/json"),
         (b'{"metadata": {"name": "x", "namespace": "other"}}', "application/json"),
         (b'{"a":' * 5000 + b"1" + b"}" * 5000, "application/json"),
+        (b'{"metadata": {"name": "nan"}, "data": {"a": NaN}}', "application/json"),
+        (b'{"metadata": {"name": "inf"}, "n": 1e999}', "application/json"),
+        (b'{"metadata": {"name": "sur"}, "data": {"a": "\\ud800"}}', "application/json"),
+        (b'{"metadata": {"name": "deep"}, "data": ' + b"[" * 150 + b"]" * 150 + b"}", "application/json"),
+        (b"metadata: {name: selfref}\ndata: &x [*x]", "application/yaml"),
+        (
+            b"a: &a [1,1,1,1,1,1,1,1,1,1]\n"
+            + b"".join(
+                b"%c: &%c [%s]\n" % (c, c, b",".join([b"*%c" % (c - 1)] * 10)) for c in range(98, 106)
+            ),
+            "application/yaml",
+        ),
     ],
 )
 def test_malformed_create_bodies_are_400(http: httpx.Client, body: bytes, content_type: str) -> None:

@@ -20,7 +20,7 @@ from typing import Any
 import yaml
 from aiohttp import web
 
-from codeflare.apiserver import discovery, errors, tables
+from codeflare.apiserver import bodies, discovery, errors, tables
 from codeflare.apiserver.auth import ANONYMOUS, TokenAuthenticator
 from codeflare.apiserver.context import RequestContext, UserInfo
 from codeflare.apiserver.objects import ObjectAPI
@@ -112,8 +112,8 @@ def parse_body(raw: bytes, content_type: str) -> Any:
         raise errors.bad_request("the request body is not valid UTF-8") from exc
     try:
         if media in ("application/yaml", "application/apply-patch+yaml", "text/yaml"):
-            return yaml.safe_load(text)
-        return json.loads(text)
+            return bodies.decode_yaml(text)
+        return bodies.decode_json(text)
     except (json.JSONDecodeError, yaml.YAMLError, RecursionError, ValueError) as exc:
         raise errors.bad_request(f"the request body could not be decoded: {str(exc)[:200]}") from exc
 
@@ -215,6 +215,11 @@ class ApiHandlers:
             doc = self.openapi.document(path, request.query)
             if doc is None:
                 raise errors.ApiError(404, "NotFound", "the server could not find the requested resource")
+            accept = request.headers.get("Accept", "")
+            if "protobuf" in accept and "json" not in accept and "*/*" not in accept:
+                # client-go asks /openapi/v2 in protobuf only; JSON under that request would
+                # fail to parse, and 406 is the honest answer (we serve these documents as JSON)
+                raise errors.ApiError(406, "NotAcceptable", "only application/json is supported")
             return json_response(doc)
         raise errors.ApiError(404, "NotFound", "the server could not find the requested resource")
 
