@@ -8,18 +8,13 @@ cohort is ever charged beyond its quota at any resourceVersion.
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from kubernetes import client as k8s
-from kubernetes import config as k8s_config
-from kubernetes import watch as k8s_watch
 
 from codeflare.kube import config, kinds
 from codeflare.kube.client import Kube
-from codeflare.scheduling import parse_quantity
 from tests.support.apiserver import ServerProcess
 from tests.support.control_plane import (
     OperatorProcess,
@@ -29,6 +24,7 @@ from tests.support.control_plane import (
     wait_for,
     write_operator_config,
 )
+from tests.support.quota_watch import QuotaWatcher
 
 QUEUE = "kueue.x-k8s.io/queue-name"
 
@@ -71,69 +67,6 @@ def cluster_queue(name: str, cpu: str, **spec: Any) -> dict[str, Any]:
             **spec,
         },
     }
-
-
-class QuotaWatcher:
-    """Follows Workload events and records any moment where admitted usage exceeds quota."""
-
-    def __init__(self, server: ServerProcess, nominal: dict[str, int]) -> None:
-        self.nominal = nominal
-        self.violations: list[str] = []
-        self.events = 0
-        self._usage: dict[str, tuple[str, int]] = {}
-        self._stop = threading.Event()
-        api_client = k8s_config.new_client_from_config(str(server.kubeconfig))
-        self._api = k8s.CustomObjectsApi(api_client)
-        self._thread = threading.Thread(target=self._run, daemon=True)
-
-    def start(self) -> QuotaWatcher:
-        self._thread.start()
-        return self
-
-    def _run(self) -> None:
-        rv = "0"
-        while not self._stop.is_set():
-            stream = k8s_watch.Watch()
-            for event in stream.stream(
-                self._api.list_cluster_custom_object,
-                "kueue.x-k8s.io",
-                "v1beta1",
-                "workloads",
-                resource_version=rv,
-                timeout_seconds=2,
-            ):
-                obj = event["object"]
-                rv = obj["metadata"]["resourceVersion"]
-                self._observe(event["type"], obj)
-                if self._stop.is_set():
-                    stream.stop()
-
-    def _observe(self, event_type: str, obj: dict[str, Any]) -> None:
-        self.events += 1
-        key = f"{obj['metadata']['namespace']}/{obj['metadata']['name']}"
-        admission = (obj.get("status") or {}).get("admission")
-        finished = any(
-            c.get("type") == "Finished" and c.get("status") == "True"
-            for c in (obj.get("status") or {}).get("conditions") or []
-        )
-        if event_type == "DELETED" or not admission or finished:
-            self._usage.pop(key, None)
-        else:
-            cpu = sum(
-                parse_quantity(p.get("resourceUsage", {}).get("cpu", "0"))
-                for p in admission["podSetAssignments"]
-            )
-            self._usage[key] = (admission["clusterQueue"], cpu)
-        total = sum(cpu for _, cpu in self._usage.values())
-        if total > sum(self.nominal.values()):
-            self.violations.append(
-                f"cohort charged {total}m > {sum(self.nominal.values())}m at rv "
-                f"{obj['metadata']['resourceVersion']}"
-            )
-
-    def stop(self) -> None:
-        self._stop.set()
-        self._thread.join(10)
 
 
 @pytest.fixture
@@ -179,7 +112,11 @@ def test_cohort_admit_borrow_reclaim_release(
     control_plane: tuple[Kube, OperatorProcess], fresh_apiserver: ServerProcess
 ) -> None:
     kube, operator = control_plane
-    watcher = QuotaWatcher(fresh_apiserver, {"team-a": 4000, "team-b": 4000}).start()
+    watcher = QuotaWatcher(
+        fresh_apiserver,
+        {"team-a": 4000, "team-b": 4000},
+        cohorts={"team-a": "research", "team-b": "research"},
+    ).start()
     try:
         kube.create(kinds.RESOURCE_FLAVOR, {"metadata": {"name": "default"}, "spec": {}})
         kube.create(kinds.CLUSTER_QUEUE, cluster_queue("team-a", "4"))
