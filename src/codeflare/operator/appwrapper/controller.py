@@ -1,0 +1,289 @@
+"""The AppWrapper controller: observes AppWrappers, their components and pods; acts; writes status.
+
+kopf event handlers (on the registry given to :func:`register`) only name the AppWrapper to look
+at: AppWrapper events, and events of pods, Jobs, Deployments, StatefulSets, RayClusters and
+RayJobs labelled ``workload.codeflare.dev/appwrapper``. A :class:`ReconcileQueue` runs the
+level-triggered reconcile: read the AppWrapper, observe, :func:`lifecycle.decide`, carry out the
+action, write status with the read's resourceVersion (a 409 means: read again, decide again).
+Deletion is a kopf deletion handler holding the ``workload.codeflare.dev/finalizer`` until every
+component is gone. Decisions themselves are in :mod:`lifecycle`; nothing is kept only in memory.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import copy
+import logging
+from collections.abc import Awaitable, Hashable
+from typing import Any
+
+from codeflare.kube import errors, kinds
+from codeflare.kube.client import AsyncKube
+from codeflare.kube.kinds import Kind
+from codeflare.operator.appwrapper import FINALIZER, LABEL
+from codeflare.operator.appwrapper.faults import FaultTolerance, fault_tolerance
+from codeflare.operator.appwrapper.lifecycle import (
+    Action,
+    ComponentObservation,
+    Decision,
+    Observation,
+    component_outcome,
+    decide,
+    decide_deletion,
+    deploy_failed,
+    summarize_pods,
+)
+from codeflare.operator.appwrapper.podsets import PodSetError, build_component, expected_pods
+from codeflare.operator.appwrapper.queue import ReconcileQueue
+from codeflare.operator.context import OperatorContext
+
+log = logging.getLogger(__name__)
+
+Obj = dict[str, Any]
+MANAGED_BY = "workload.codeflare.dev/appwrapper-controller"
+# Labelled kinds whose changes are worth a look at their AppWrapper.
+WATCHED_CHILDREN: tuple[Kind, ...] = (
+    kinds.POD, kinds.JOB, kinds.DEPLOYMENT, kinds.STATEFULSET, kinds.RAYCLUSTER, kinds.RAYJOB)
+
+
+class DeployError(Exception):
+    """A component cannot be created, and retrying will not help."""
+
+
+def component_kind(template: Obj) -> Kind:
+    """The Kind of a wrapped object (plural guessed for kinds this project does not know)."""
+    known = kinds.kind_of(template)
+    if known is not None:
+        return known
+    api_version, kind = str(template.get("apiVersion", "")), str(template.get("kind", ""))
+    group, _, version = api_version.rpartition("/")
+    return Kind(group, version, kind, kind.lower() + "s")
+
+
+def _owned_by(obj: Obj, appwrapper: Obj) -> bool:
+    uid = (appwrapper.get("metadata") or {}).get("uid")
+    refs = (obj.get("metadata") or {}).get("ownerReferences") or []
+    return not uid or any(ref.get("uid") == uid for ref in refs)
+
+
+def _ref(appwrapper: Obj) -> str:
+    meta = appwrapper.get("metadata") or {}
+    return f"{meta.get('namespace')}/{meta.get('name')}"
+
+
+class AppWrapperController:
+    """Reconciles AppWrappers of one operator."""
+
+    def __init__(self, ctx: OperatorContext) -> None:
+        self.ctx = ctx
+        self.kube: AsyncKube = ctx.kube
+        self.queue = ReconcileQueue(self._reconcile_key)
+
+    # -- observation --------------------------------------------------------------------------
+    def knobs(self, appwrapper: Obj) -> tuple[FaultTolerance, list[str]]:
+        annotations = (appwrapper.get("metadata") or {}).get("annotations") or {}
+        return fault_tolerance(self.ctx.config.appwrapper.fault_tolerance, annotations)
+
+    async def observe(self, appwrapper: Obj) -> Observation:
+        meta = appwrapper["metadata"]
+        namespace, name = meta["namespace"], meta["name"]
+        components = (appwrapper.get("spec") or {}).get("components") or []
+        observed = []
+        for index, component in enumerate(components):
+            template = component.get("template") or {}
+            cname = str((template.get("metadata") or {}).get("name", f"component-{index}"))
+            kind = component_kind(template)
+            try:
+                obj = await self.kube.find(kind, cname, namespace)
+            except (errors.BadRequest, errors.Forbidden) as exc:
+                log.debug("AppWrapper %s/%s: cannot read %s: %s", namespace, name,
+                          kind.ref(cname, namespace), exc)
+                obj = None
+            exists = obj is not None and _owned_by(obj, appwrapper)
+            outcome, message = component_outcome(obj) if obj is not None and exists else (None, "")
+            observed.append(
+                ComponentObservation(cname, kind.kind, kind.api_version, exists, outcome, message))
+        pods = await self.kube.list(kinds.POD, namespace, labels={LABEL: name})
+        return Observation(tuple(observed), summarize_pods(pods), expected_pods(components))
+
+    # -- actions ------------------------------------------------------------------------------
+    async def ensure_finalizer(self, appwrapper: Obj) -> Obj:
+        if FINALIZER in ((appwrapper.get("metadata") or {}).get("finalizers") or []):
+            return appwrapper
+
+        def add(obj: Obj) -> Obj | None:
+            meta = obj["metadata"]
+            if meta.get("deletionTimestamp") or FINALIZER in (meta.get("finalizers") or []):
+                return None
+            meta["finalizers"] = [*(meta.get("finalizers") or []), FINALIZER]
+            return obj
+
+        meta = appwrapper["metadata"]
+        updated = await self.kube.update(kinds.APPWRAPPER, meta["name"], meta["namespace"], add)
+        return updated if updated is not None else appwrapper
+
+    async def deploy(self, appwrapper: Obj) -> None:
+        """Create every component; existing ones of ours are kept. Raises DeployError if hopeless."""
+        namespace, name = appwrapper["metadata"]["namespace"], appwrapper["metadata"]["name"]
+        for index, _ in enumerate(appwrapper["spec"].get("components") or []):
+            try:
+                obj = build_component(appwrapper, index)
+            except PodSetError as exc:
+                raise DeployError(f"component {index}: {exc}") from exc
+            kind = component_kind(obj)
+            cname = obj["metadata"]["name"]
+            try:
+                await self.kube.create(kind, obj, namespace)
+                log.info("AppWrapper %s/%s: created %s", namespace, name, kind.ref(cname, namespace))
+            except errors.AlreadyExists:
+                existing = await self.kube.find(kind, cname, namespace)
+                if existing is not None and not _owned_by(existing, appwrapper):
+                    raise DeployError(f"{kind.kind} {cname} already exists and is not owned by "
+                                      f"this AppWrapper") from None
+            except (errors.Invalid, errors.BadRequest, errors.Forbidden, errors.NotFound) as exc:
+                raise DeployError(f"cannot create {kind.kind} {cname}: {exc}") from exc
+
+    async def delete_components(self, appwrapper: Obj, *, forceful: bool) -> None:
+        namespace, name = appwrapper["metadata"]["namespace"], appwrapper["metadata"]["name"]
+        for component in appwrapper["spec"].get("components") or []:
+            template = component.get("template") or {}
+            cname = (template.get("metadata") or {}).get("name")
+            if not cname:
+                continue
+            kind = component_kind(template)
+            existing = await self.kube.find(kind, cname, namespace)
+            if existing is None or not _owned_by(existing, appwrapper):
+                continue
+            if forceful:
+                await self._drop_finalizers(kind, existing)
+            if not existing["metadata"].get("deletionTimestamp") or forceful:
+                await self.kube.delete(kind, cname, namespace, propagation="Background")
+                log.info("AppWrapper %s/%s: deleting %s%s", namespace, name, kind.ref(cname, namespace),
+                         " forcefully" if forceful else "")
+        if forceful:
+            for pod in await self.kube.list(kinds.POD, namespace, labels={LABEL: name}):
+                await self._drop_finalizers(kinds.POD, pod)
+                await self.kube.delete(kinds.POD, pod["metadata"]["name"], namespace)
+
+    async def _drop_finalizers(self, kind: Kind, obj: Obj) -> None:
+        if not (obj.get("metadata") or {}).get("finalizers"):
+            return
+        meta = obj["metadata"]
+        with contextlib.suppress(errors.NotFound):
+            await self.kube.patch(kind, meta["name"], {"metadata": {"finalizers": None}}, meta["namespace"])
+
+    async def write_status(self, appwrapper: Obj, status: Obj) -> Obj | None:
+        """Replace the status as read (resourceVersion precondition); None on a 409."""
+        body = copy.deepcopy(appwrapper)
+        body["status"] = status
+        try:
+            return await self.kube.replace_status(kinds.APPWRAPPER, body)
+        except errors.Conflict:
+            log.debug("AppWrapper %s changed while reconciling; reading it again", _ref(appwrapper))
+            return None
+
+    async def _announce(self, appwrapper: Obj, before: str, decision: Decision) -> None:
+        phase = decision.phase
+        if phase is None or phase == before:
+            if decision.event is not None and decision.event[0] in ("Unhealthy", "SuccessTTLExpired"):
+                await self.ctx.events.record(appwrapper, *decision.event[:2], type_=decision.event[2])
+            return
+        self.ctx.metrics.appwrapper_phase.labels(phase=phase).inc()
+        reason, message, type_ = decision.event or (phase, f"phase {phase}", "Normal")
+        log.info("AppWrapper %s: %s -> %s (%s: %s)", _ref(appwrapper), before or '""', phase, reason, message)
+        await self.ctx.events.record(appwrapper, reason, message, type_=type_)
+
+    # -- reconcile ----------------------------------------------------------------------------
+    async def _reconcile_key(self, key: Hashable) -> float | None:
+        assert isinstance(key, tuple)
+        return await self.reconcile(str(key[0]), str(key[1]))
+
+    async def reconcile(self, namespace: str, name: str) -> float | None:
+        """One level-triggered pass; returns seconds until the next time-based check, if any."""
+        appwrapper = await self.kube.find(kinds.APPWRAPPER, name, namespace)
+        if appwrapper is None or appwrapper["metadata"].get("deletionTimestamp"):
+            return None  # gone, or the deletion handler's business
+        managed_by = (appwrapper.get("spec") or {}).get("managedBy")
+        if managed_by and managed_by != MANAGED_BY:
+            return None
+        knobs, problems = self.knobs(appwrapper)
+        observed = await self.observe(appwrapper)
+        now = self.ctx.clock()
+        decision = decide(appwrapper, observed, knobs, now)
+        before = str((appwrapper.get("status") or {}).get("phase") or "")
+        if decision.action is Action.DEPLOY:
+            appwrapper = await self.ensure_finalizer(appwrapper)
+            try:
+                await self.deploy(appwrapper)
+            except DeployError as exc:
+                log.warning("AppWrapper %s/%s: %s", namespace, name, exc)
+                decision = deploy_failed(appwrapper, str(exc), now)
+        elif decision.action in (Action.DELETE, Action.DELETE_FORCEFULLY):
+            await self.delete_components(appwrapper, forceful=decision.action is Action.DELETE_FORCEFULLY)
+        elif decision.action is Action.DELETE_APPWRAPPER:
+            await self.ctx.events.record(appwrapper, "SuccessTTLExpired",
+                                         "deleting the AppWrapper after its successTTL")
+            await self.kube.delete(kinds.APPWRAPPER, name, namespace)
+            log.info("AppWrapper %s/%s: deleted after successTTL", namespace, name)
+            return None
+        if decision.status is not None:
+            if await self.write_status(appwrapper, decision.status) is None:
+                return 0.05
+            if problems and not before:
+                await self.ctx.events.record(appwrapper, "InvalidAnnotation", "; ".join(problems),
+                                             type_="Warning")
+            await self._announce(appwrapper, before, decision)
+        return decision.requeue_after
+
+    async def finalize(self, namespace: str, name: str) -> None:
+        """Deletion handler body: delete the components; raise kopf.TemporaryError until they are gone."""
+        import kopf
+
+        appwrapper = await self.kube.find(kinds.APPWRAPPER, name, namespace)
+        if appwrapper is None:
+            return
+        knobs, _ = self.knobs(appwrapper)
+        observed = await self.observe(appwrapper)
+        decision, done = decide_deletion(appwrapper, observed.remaining, knobs, self.ctx.clock())
+        if decision.action in (Action.DELETE, Action.DELETE_FORCEFULLY):
+            await self.delete_components(appwrapper, forceful=decision.action is Action.DELETE_FORCEFULLY)
+        if decision.status is not None:
+            before = str((appwrapper.get("status") or {}).get("phase") or "")
+            if await self.write_status(appwrapper, decision.status) is None:
+                raise kopf.TemporaryError("AppWrapper changed; trying again", delay=0.1)
+            await self._announce(appwrapper, before, decision)
+        if not done:
+            raise kopf.TemporaryError(f"waiting for {observed.remaining} objects to be deleted",
+                                      delay=decision.requeue_after or 1.0)
+        log.info("AppWrapper %s/%s: components deleted; releasing the finalizer", namespace, name)
+
+
+def register(ctx: OperatorContext, registry: Any) -> list[Awaitable[Any]]:
+    """Register the AppWrapper handlers on ``registry``; returns the reconcile workers to run."""
+    import kopf
+
+    controller = AppWrapperController(ctx)
+    group, version = kinds.APPWRAPPER.group, kinds.APPWRAPPER.version
+
+    @kopf.on.event(group, version, kinds.APPWRAPPER.plural, registry=registry)
+    async def appwrapper_changed(body: Any, **_: Any) -> None:
+        meta = body.get("metadata") or {}
+        controller.queue.add((meta.get("namespace"), meta.get("name")))
+
+    @kopf.on.delete(group, version, kinds.APPWRAPPER.plural, registry=registry)
+    async def appwrapper_deleted(body: Any, **_: Any) -> None:
+        meta = body.get("metadata") or {}
+        await controller.finalize(str(meta.get("namespace")), str(meta.get("name")))
+
+    def child_changed(body: Any, **_: Any) -> None:
+        meta = body.get("metadata") or {}
+        owner = (meta.get("labels") or {}).get(LABEL)
+        if owner:
+            controller.queue.add((meta.get("namespace"), owner))
+
+    for kind in WATCHED_CHILDREN:
+        kopf.on.event(kind.group, kind.version, kind.plural, labels={LABEL: kopf.PRESENT},
+                      registry=registry, id=f"appwrapper-{kind.plural}")(child_changed)
+
+    ctx.mark_ready("appwrapper")
+    return [controller.queue.run()]
