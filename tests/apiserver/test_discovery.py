@@ -149,3 +149,14 @@ def test_openapi_core_document_and_v2(http: Http) -> None:
     assert v2["swagger"] == "2.0" and "io.ray.v1.RayCluster" in v2["definitions"]
     missing = http.session.get(http.base + "/openapi/v3/apis/nope.example.com/v1", timeout=10)
     assert missing.status_code == 404
+
+
+def test_openapi_v2_in_protobuf_only_is_not_acceptable(http: Http) -> None:
+    """client-go asks for protobuf only; the server answers 406 rather than JSON it cannot parse."""
+    proto = "application/com.github.proto-openapi.spec.v2@v1.0+protobuf"
+    resp = http.session.get(http.base + "/openapi/v2", headers={"Accept": proto}, timeout=10)
+    assert resp.status_code == 406 and resp.json()["reason"] == "NotAcceptable"
+    both = http.session.get(
+        http.base + "/openapi/v2", headers={"Accept": f"{proto}, application/json"}, timeout=10
+    )
+    assert both.status_code == 200 and both.json()["swagger"] == "2.0"
