@@ -17,6 +17,7 @@ from collections.abc import Sequence
 COMMANDS = {
     "server": "codeflare.cli.server_cmd",
     "operator": "codeflare.cli.operator_cmd",
+    "local": "codeflare.cli.local_cmd",
 }
 
 EXIT_OK, EXIT_FAILURE, EXIT_USAGE, EXIT_TIMEOUT, EXIT_INTERRUPTED = 0, 1, 2, 3, 130

@@ -151,8 +151,9 @@ def stop(handle: ProcessHandle, grace: float = 5.0) -> None:
     if not members and not is_alive(handle):
         _reap(handle)
         return
-    logger.info("stopping pid %d (group %d, %d processes), grace %.1fs",
-                handle.pid, handle.pgid, len(members), grace)
+    logger.info(
+        "stopping pid %d (group %d, %d processes), grace %.1fs", handle.pid, handle.pgid, len(members), grace
+    )
     _signal_all(handle, members, signal.SIGTERM)
     deadline = time.monotonic() + grace
     while time.monotonic() < deadline:
@@ -296,3 +297,17 @@ def _reap(handle: ProcessHandle) -> None:
     popen = _children.get((handle.pid, handle.start_time))
     if popen is not None:
         popen.poll()
+
+
+def process_start_time(pid: int) -> float | None:
+    """The start time of ``pid`` as recorded by the kernel (None when it does not exist)."""
+    try:
+        return float(psutil.Process(pid).create_time())
+    except (psutil.NoSuchProcess, psutil.AccessDenied):
+        return None
+
+
+def pid_matches(pid: int, start_time: float) -> bool:
+    """Whether ``pid`` still is the process that started at ``start_time`` (and is not a zombie)."""
+    proc = _same_process(pid, start_time)
+    return proc is not None and _running(proc)

@@ -1,0 +1,100 @@
+"""``codeflare local up|down|status`` (and the ``agent`` the ``up`` command starts)."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import json
+import logging
+import signal
+from pathlib import Path
+from typing import Any
+
+
+def register(subparsers: Any, name: str) -> None:
+    parser: argparse.ArgumentParser = subparsers.add_parser(
+        name,
+        help="run the control plane locally (API server, operator, node agent with real Ray)",
+        description="Local mode: the same system on one machine, Ray clusters as real Ray processes.",
+    )
+    sub = parser.add_subparsers(dest="local_command", metavar="ACTION", required=True)
+    for action, text in (
+        ("up", "start local mode (idempotent) and wait until it is ready"),
+        ("down", "stop everything local mode started (objects are kept)"),
+        ("status", "show what runs and where"),
+    ):
+        p = sub.add_parser(action, help=text, description=text)
+        p.add_argument(
+            "--home", type=Path, help="local mode home (default $CODEFLARE_HOME or ~/.codeflare/local)"
+        )
+        if action == "status":
+            p.add_argument("-o", "--output", choices=["table", "json"], default="table")
+        p.set_defaults(func=globals()[f"_{action}"])
+    agent = sub.add_parser("agent", help="run the node agent in the foreground (started by `local up`)")
+    agent.add_argument("--home", type=Path)
+    agent.add_argument("--kubeconfig", type=Path)
+    agent.set_defaults(func=_agent)
+
+
+def _up(args: argparse.Namespace) -> int:
+    from codeflare.local.local_mode import LocalMode
+
+    mode = LocalMode(args.home)
+    mode.up()
+    print(f"local mode is up (home {mode.home})")
+    print(f"  kubectl:  export KUBECONFIG={mode.kubeconfig}")
+    print("  SDK:      from codeflare.sdk import Cluster, ClusterConfiguration  # uses local mode by default")
+    print("  stop:     codeflare local down")
+    return 0
+
+
+def _down(args: argparse.Namespace) -> int:
+    from codeflare.local.local_mode import LocalMode
+
+    stopped = LocalMode(args.home).down()
+    print("stopped: " + (", ".join(stopped) if stopped else "nothing was running"))
+    return 0
+
+
+def _status(args: argparse.Namespace) -> int:
+    from codeflare.local.local_mode import LocalMode
+
+    status = LocalMode(args.home).status()
+    if args.output == "json":
+        print(json.dumps(status, indent=2))
+    else:
+        print(f"home:       {status['home']}")
+        print(f"kubeconfig: {status['kubeconfig'] or '-'}")
+        for name, comp in status["components"].items():
+            state = f"running (pid {comp['pid']})" if comp["running"] else "stopped"
+            print(f"{name:<10}  {state:<22} {comp['log'] or ''}")
+    return 0 if all(c["running"] for c in status["components"].values()) else 1
+
+
+def _agent(args: argparse.Namespace) -> int:
+    from codeflare.kube import config
+    from codeflare.kube.client import AsyncKube
+    from codeflare.kube.config import local_home
+    from codeflare.local.agent import NodeAgent
+
+    logging.getLogger().setLevel(min(logging.getLogger().level, logging.INFO))
+    for noisy in ("httpx", "httpx2"):
+        logging.getLogger(noisy).setLevel(logging.WARNING)
+    home = local_home(args.home)
+    kubeconfig = args.kubeconfig or home / "kubeconfig"
+
+    async def main() -> None:
+        kube = AsyncKube(config.from_kubeconfig(kubeconfig), field_manager="codeflare-local-agent")
+        agent = NodeAgent(kube, home)
+        task = asyncio.create_task(agent.run())
+        loop = asyncio.get_running_loop()
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            loop.add_signal_handler(sig, task.cancel)
+        with contextlib.suppress(asyncio.CancelledError):
+            await task
+        await agent.shutdown()
+        await kube.aclose()
+
+    asyncio.run(main())
+    return 0
