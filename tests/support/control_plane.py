@@ -39,8 +39,10 @@ def ensure_namespace(kube: Kube, name: str, labels: dict[str, str] | None = None
         kube.create(kinds.NAMESPACE, {"metadata": {"name": name, "labels": labels or {}}})
 
 
-def write_operator_config(kube: Kube, overrides: dict[str, Any], namespace: str = OPERATOR_NAMESPACE) -> str:
-    """Store a configuration (defaults + ``overrides``, camelCase) and return its YAML."""
+def write_operator_config(
+    kube: Kube, overrides: dict[str, Any], namespace: str = OPERATOR_NAMESPACE, name: str = CONFIGMAP_NAME
+) -> str:
+    """Store a configuration (defaults + ``overrides``, camelCase) in ConfigMap ``name``; return its YAML."""
     ensure_namespace(kube, namespace)
     doc = OperatorConfig.default().to_dict()
     for section, values in overrides.items():
@@ -51,11 +53,11 @@ def write_operator_config(kube: Kube, overrides: dict[str, Any], namespace: str 
         else:
             doc[section] = values
     text = yaml.safe_dump(doc, sort_keys=False)
-    body = {"metadata": {"name": CONFIGMAP_NAME, "namespace": namespace}, "data": {CONFIG_KEY: text}}
-    if kube.find(kinds.CONFIGMAP, CONFIGMAP_NAME, namespace) is None:
+    body = {"metadata": {"name": name, "namespace": namespace}, "data": {CONFIG_KEY: text}}
+    if kube.find(kinds.CONFIGMAP, name, namespace) is None:
         kube.create(kinds.CONFIGMAP, body)
     else:
-        kube.patch(kinds.CONFIGMAP, CONFIGMAP_NAME, {"data": {CONFIG_KEY: text}}, namespace)
+        kube.patch(kinds.CONFIGMAP, name, {"data": {CONFIG_KEY: text}}, namespace)
     return text
 
 
