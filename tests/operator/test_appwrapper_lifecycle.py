@@ -218,7 +218,7 @@ async def test_success_creates_labelled_owned_components_and_expires_after_succe
               "tolerations": [{"key": "gpu", "operator": "Exists", "effect": "NoSchedule"}]}]
     created = await kube.create(kinds.APPWRAPPER, appwrapper(
         "ok", namespace, job("ok-job", parallelism=2),
-        annotations={KNOB + "successTTL": "2s"}, pod_set_infos=infos))
+        annotations={KNOB + "successTTL": "3s"}, pod_set_infos=infos))
 
     aw = await wait_phase(kube, namespace, "ok", "Succeeded")
 
@@ -277,7 +277,7 @@ async def test_retry_limit_exhausted_fails_and_deletes_components(
 
     assert aw["status"]["resettingCount"] == 1
     assert condition(aw, "Unhealthy")["reason"] == "FoundFailedPods"
-    assert condition(aw, "DeletingResources")["reason"] == "RetryLimitExceeded"
+    assert condition(aw, "QuotaReserved")["reason"] == "RetryLimitExceeded"  # kept after the cleanup
     await wait_for("Job deleted", lambda: gone(kube, kinds.JOB, "doomed-job", namespace))
     await wait_for("pods deleted", lambda: _no_pods(kube, namespace, "doomed"))
     aw = await wait_for("cleanup recorded", lambda: _condition_is(kube, namespace, "doomed",
@@ -296,7 +296,7 @@ async def test_terminal_exit_code_fails_without_retry(
     aw = await wait_phase(kube, namespace, "fatal", "Failed")
 
     assert aw["status"].get("resettingCount", 0) == 0
-    assert condition(aw, "DeletingResources")["reason"] == "TerminalExitCode"
+    assert condition(aw, "QuotaReserved")["reason"] == "TerminalExitCode"
     assert "exit codes 42" in condition(aw, "Unhealthy")["message"]
     await wait_for("Job deleted", lambda: gone(kube, kinds.JOB, "fatal-job", namespace))
 

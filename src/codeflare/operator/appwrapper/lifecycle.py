@@ -357,7 +357,7 @@ def _running(step: _Step, observed: Observation, knobs: FaultTolerance, resets: 
 
 
 def _fail(step: _Step, reason: str, message: str) -> Decision:
-    step.condition(QUOTA_RESERVED, False, reason, "the AppWrapper failed; quota released")
+    step.condition(QUOTA_RESERVED, False, reason, f"the AppWrapper failed: {message}")
     _begin_cleanup(step, FAILED, reason, message, type_="Warning")
     return step.done(requeue_after=0)
 

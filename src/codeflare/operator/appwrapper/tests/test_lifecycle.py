@@ -216,11 +216,12 @@ def test_retry_limit_exhausted_fails() -> None:
     failed = apply(unhealthy, decide(unhealthy, observed(failed_pod()), k, T0))
     assert failed["status"]["phase"] == "Failed"
     assert cond(failed, "DeletingResources") == ("True", "RetryLimitExceeded")
-    assert cond(failed, "QuotaReserved")[0] == "False"
+    assert cond(failed, "QuotaReserved") == ("False", "RetryLimitExceeded")
     assert failed["status"]["resettingCount"] == 3
     assert decide(failed, observed(failed_pod()), k, T0 + 1).action is Action.DELETE
     finished = apply(failed, decide(failed, Observation(), k, T0 + 2))
     assert finished["status"]["phase"] == "Failed"
+    assert cond(finished, "QuotaReserved")[1] == "RetryLimitExceeded"  # why it failed stays visible
     assert cond(finished, "DeletingResources")[0] == "False"
 
 
