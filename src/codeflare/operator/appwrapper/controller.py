@@ -235,13 +235,32 @@ class AppWrapperController:
             await self._announce(appwrapper, before, decision)
         return decision.requeue_after
 
-    async def finalize(self, namespace: str, name: str) -> None:
-        """Deletion handler body: delete the components; raise kopf.TemporaryError until they are gone."""
+    async def finalize(self, namespace: str, name: str, patience: float = 60.0) -> None:
+        """Deletion handler body: delete the components, polling until they are gone.
+
+        Returns once nothing remains (kopf then removes the finalizer); after ``patience`` seconds
+        it raises kopf.TemporaryError so that kopf calls it again (and logs that it is waiting).
+        """
+        import asyncio
+
         import kopf
 
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + patience
+        while True:
+            delay = await self._finalize_step(namespace, name)
+            if delay is None:
+                return
+            if loop.time() + delay > deadline:
+                raise kopf.TemporaryError(f"AppWrapper {namespace}/{name}: components still being deleted",
+                                          delay=delay)
+            await asyncio.sleep(delay)
+
+    async def _finalize_step(self, namespace: str, name: str) -> float | None:
+        """One deletion pass; None when the finalizer may go, else seconds until the next pass."""
         appwrapper = await self.kube.find(kinds.APPWRAPPER, name, namespace)
         if appwrapper is None:
-            return
+            return None
         knobs, _ = self.knobs(appwrapper)
         observed = await self.observe(appwrapper)
         decision, done = decide_deletion(appwrapper, observed.remaining, knobs, self.ctx.clock())
@@ -250,12 +269,14 @@ class AppWrapperController:
         if decision.status is not None:
             before = str((appwrapper.get("status") or {}).get("phase") or "")
             if await self.write_status(appwrapper, decision.status) is None:
-                raise kopf.TemporaryError("AppWrapper changed; trying again", delay=0.1)
+                return 0.05  # changed meanwhile: read it again
             await self._announce(appwrapper, before, decision)
         if not done:
-            raise kopf.TemporaryError(f"waiting for {observed.remaining} objects to be deleted",
-                                      delay=decision.requeue_after or 1.0)
+            log.debug("AppWrapper %s/%s: waiting for %d objects to be deleted", namespace, name,
+                      observed.remaining)
+            return decision.requeue_after or 1.0
         log.info("AppWrapper %s/%s: components deleted; releasing the finalizer", namespace, name)
+        return None
 
 
 def register(ctx: OperatorContext, registry: Any) -> list[Awaitable[Any]]:
