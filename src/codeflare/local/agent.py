@@ -260,7 +260,7 @@ class NodeAgent:
         meta = rc["metadata"]
         uid = str(meta.get("uid"))
         if meta.get("deletionTimestamp"):
-            await self._stop_cluster(uid)
+            await self._stop_cluster(uid, rc)
             await self._drop_finalizer(rc)
             return
         if FINALIZER not in (meta.get("finalizers") or []):
@@ -278,7 +278,7 @@ class NodeAgent:
             return
         spec = rc.get("spec") or {}
         if spec.get("suspend"):
-            await self._stop_cluster(uid)
+            await self._stop_cluster(uid, rc, forget_state=True)
             await self._sync_pods(rc, None, [], {})
             await self._write_status(
                 rc,
@@ -383,12 +383,47 @@ class NodeAgent:
             ),
         )
 
-    async def _stop_cluster(self, uid: str) -> None:
-        runtime = self.clusters.pop(uid, None)
+    async def _stop_cluster(self, uid: str, rc: Obj | None = None, *, forget_state: bool = False) -> None:
+        """Stop the cluster's processes, also when this agent did not start them (it was
+        restarted while the cluster was being deleted or suspended): then the journal or the
+        state annotation says which they are. ``forget_state`` clears that annotation."""
+        runtime = self.clusters.pop(uid, None) or await self._recorded_runtime(uid, rc)
         if runtime is not None:
             await asyncio.to_thread(runtime.stop, 2.0)
         self.ports.release_prefix(f"{uid}/")
         self._journal_remove(uid)
+        if forget_state and rc is not None:
+            await self._clear_annotations(rc)
+
+    async def _recorded_runtime(self, uid: str, rc: Obj | None) -> LocalRayCluster | None:
+        path = self.journal / f"{uid}.json"
+        raw = path.read_text() if path.exists() else None
+        if raw is None and rc is not None:
+            raw = (rc["metadata"].get("annotations") or {}).get(STATE_ANNOTATION)
+        if not raw:
+            return None
+        try:
+            state = json.loads(raw)
+            return await asyncio.to_thread(
+                LocalRayCluster.adopt, state, shapes.NodeTemplate(), ports=self.ports
+            )
+        except (OSError, ValueError, KeyError) as exc:
+            log.warning("could not read the recorded processes of cluster %s: %s", uid, exc)
+            return None
+
+    async def _clear_annotations(self, rc: Obj) -> None:
+        meta = rc["metadata"]
+        present = set(meta.get("annotations") or {}) & {STATE_ANNOTATION, DASHBOARD_ANNOTATION}
+        self._written.pop(("annotations", meta.get("namespace", ""), meta["name"]), None)
+        if not present:
+            return
+        with contextlib.suppress(errors.NotFound):
+            await self.kube.patch(
+                kinds.RAYCLUSTER,
+                meta["name"],
+                {"metadata": {"annotations": dict.fromkeys(present)}},
+                meta.get("namespace"),
+            )
 
     async def _drop_finalizer(self, rc: Obj) -> None:
         meta = rc["metadata"]
