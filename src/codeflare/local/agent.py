@@ -209,12 +209,41 @@ class NodeAgent:
                     await task
 
     async def shutdown(self, grace: float = 3.0) -> None:
-        """Stop every Ray process this agent runs (objects stay; ``local up`` restarts them)."""
+        """Stop every Ray process this agent runs (objects stay; ``local up`` restarts them).
+
+        Their RayClusters stop claiming ``ready`` and their Pods go, so nobody reads a stopped
+        cluster as running (or re-adopts it) until an agent starts it again."""
+        by_uid = {str(o["metadata"].get("uid")): o for o in self.rayclusters.cache.values()}
         for uid, cluster in list(self.clusters.items()):
             await asyncio.to_thread(cluster.stop, grace)
             self.ports.release_prefix(f"{uid}/")
             self._journal_remove(uid)
+            rc = by_uid.get(uid)
+            if rc is not None:
+                try:
+                    await self._mark_not_running(rc)
+                except errors.KubeError as exc:
+                    log.warning(
+                        "RayCluster %s: could not record that it stopped: %s", rc["metadata"]["name"], exc
+                    )
         self.clusters.clear()
+
+    async def _mark_not_running(self, rc: Obj) -> None:
+        """Status, Pods and annotations of a cluster none of whose processes runs."""
+        await self._sync_pods(rc, None, [], {})
+        await self._clear_annotations(rc)
+        desired = sum(c for c, _ in shapes.desired_workers(rc.get("spec") or {}).values())
+        status = shapes.cluster_status(
+            rc,
+            state="",
+            ready_workers=0,
+            desired_workers=desired,
+            head_ready=False,
+            endpoints=None,
+            now=now_rfc3339(),
+        )
+        status.pop("state")
+        await self._write_status(rc, {**status, "endpoints": None, "head": None})
 
     async def _clean_orphans(self) -> None:
         """Stop clusters in the journal whose RayCluster no longer exists (deleted while we were down)."""
@@ -352,6 +381,11 @@ class NodeAgent:
                 )
             self.clusters[uid] = runtime
         if runtime.head is None:
+            previous = rc.get("status") or {}
+            if previous.get("state") == "ready" or previous.get("endpoints"):
+                # The head is gone (agent or host restarted): stop claiming it runs while a
+                # new one starts, which takes seconds.
+                await self._mark_not_running(rc)
             try:
                 await asyncio.to_thread(runtime.start_head)
             except (RayNodeFailedError, ClusterNotReadyError, OSError, ValueError) as exc:

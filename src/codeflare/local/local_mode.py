@@ -149,6 +149,10 @@ class LocalMode:
         kube = Kube(config.from_kubeconfig(self.kubeconfig), field_manager="codeflare-local")
         try:
             for crd in load_crds():
+                # Look first: the embedded server answers a duplicate CRD with 422 (plural
+                # already served), not 409, so a second `up` would fail on create alone.
+                if kube.find(kinds.CRD, crd["metadata"]["name"]) is not None:
+                    continue
                 with contextlib.suppress(errors.AlreadyExists):
                     kube.create(kinds.CRD, crd)
             for ns in (OPERATOR_NAMESPACE, "default"):
