@@ -114,6 +114,9 @@ def _preempt(engine: AdmissionEngine, entry: _Entry, now: float, result: Schedul
         _scope_admitted(engine, entry.cluster_queue, result),
     )  # fmt: skip
     base = _assignment_reason(entry.assignment)
+    if plan.possible:
+        scope = engine._book.scope(entry.cluster_queue)
+        engine._nominated[key] = (scope, entry.order, set(entry.assignment.usage))
     if plan.victims:
         for victim, reason in plan.victims:
             victim.evicting = reason
@@ -132,7 +135,23 @@ def _preempt(engine: AdmissionEngine, entry: _Entry, now: float, result: Schedul
     _park(engine, entry.cluster_queue, entry.cls, entry.order, info, now, result, entry.strict)
 
 
-def _process(engine: AdmissionEngine, entry: _Entry, now: float, result: SchedulingResult) -> bool:
+def _held_for(engine: AdmissionEngine, entry: _Entry, scope: str) -> str | None:
+    """A higher-ranked preemptor of the same scope that needs some of the same quota, if any."""
+    key = entry.order[2]
+    for other, (other_scope, order, needs) in sorted(engine._nominated.items()):
+        if (
+            other != key
+            and other_scope == scope
+            and order < entry.order
+            and needs & entry.assignment.usage.keys()
+        ):
+            return other
+    return None
+
+
+def _process(
+    engine: AdmissionEngine, entry: _Entry, now: float, result: SchedulingResult, held: list[tuple[str, str]]
+) -> bool:
     """Admit, preempt for or park one candidate; True when its queue may go on this cycle."""
     book = engine._book
     name = entry.cluster_queue
@@ -141,6 +160,13 @@ def _process(engine: AdmissionEngine, entry: _Entry, now: float, result: Schedul
         entry.assignment = assign_flavors(engine._ctx, book.queues[name], entry.cls.shape)
     key = entry.order[2]
     if entry.assignment.mode == FIT:
+        holder = _held_for(engine, entry, scope)
+        if holder is not None:
+            message = f"quota is held for {holder}, which is waiting for its preemption victims to be evicted"
+            result.pending[key] = PendingInfo("WaitingForPreemption", message, name)
+            held.append((name, holder))
+            return False
+        engine._nominated.pop(key, None)
         admission = entry.assignment.admission(now)
         engine._record_admission(key, admission)
         result.admissions[key] = admission
@@ -166,10 +192,15 @@ def run_cycle(engine: AdmissionEngine, now: float, result: SchedulingResult) -> 
     """Run rounds over the woken queues until no queue admits anything more."""
     names = sorted(engine._dirty)
     engine._dirty.clear()
+    held: list[tuple[str, str]] = []
     while names:
         entries = [e for e in (_candidate(engine, n, now, result) for n in names) if e is not None]
-        entries.sort(key=lambda e: (e.assignment.borrows, e.order))
-        going_on = {e.cluster_queue for e in entries if _process(engine, e, now, result)}
+        # preemptors whose victims are gone go first, so that others do not take the freed quota
+        entries.sort(key=lambda e: (e.order[2] not in engine._nominated, e.assignment.borrows, e.order))
+        going_on = {e.cluster_queue for e in entries if _process(engine, e, now, result, held)}
+        # a queue held back for a preemptor that has been admitted since may go on
+        going_on.update(name for name, holder in held if holder not in engine._nominated)
+        held = [(name, holder) for name, holder in held if holder in engine._nominated]
         names = sorted(going_on)
 
 
@@ -191,6 +222,12 @@ def pending_reason(engine: AdmissionEngine, key: str) -> PendingInfo | None:
         if head is not None and head[0][2] != key:
             message = f"waiting behind {head[0][2]} at the head of StrictFIFO ClusterQueue {name}"
             return PendingInfo("BlockedByHead", message, name)
+    order = queue.classes[queue.shape_of[key]].members[key]
+    scope = engine._book.scope(name)
+    for other, (other_scope, other_order, _) in sorted(engine._nominated.items()):
+        if other != key and other_scope == scope and other_order < order:
+            message = f"quota is held for {other}, which is waiting for its preemption victims to be evicted"
+            return PendingInfo("WaitingForPreemption", message, name)
     cls = queue.classes[queue.shape_of[key]]
     if cls.parked_generation is not None and cls.info is not None:
         return cls.info

@@ -93,6 +93,7 @@ class AdmissionEngine:
         self._dirty: set[str] = set()
         self._timers: list[tuple[float, str]] = []
         self._to_evict: dict[str, Eviction] = {}
+        self._nominated: dict[str, tuple[str, tuple[int, float, str], set[FlavorResource]]] = {}
         self._now = 0.0
 
     # -- resource flavors --------------------------------------------------------------------
@@ -245,6 +246,9 @@ class AdmissionEngine:
         if workload is None:
             return
         self._shapes.pop(key, None)
+        nominated = self._nominated.pop(key, None)
+        if nominated is not None:
+            self._wake_scope(nominated[0])  # what it held back may go now
         self._fresh.discard(key)
         self._to_evict.pop(key, None)
         record = self._admitted.pop(key, None)

@@ -231,6 +231,9 @@ class Simulation:
             queue = self.engine._queued_in.get(key)
             if queue is None or self.engine._cqs[queue].queueing_strategy != "BestEffortFIFO":
                 continue
+            reason = self.engine.pending_reason(key)
+            if reason is not None and reason.message.startswith("quota is held for"):
+                continue  # promised to a higher-ranked preemptor whose victims are leaving
             request = workload.pod_sets[0].requests["cpu"].milli
             for flavor in FLAVORS:
                 fr = (flavor, "cpu")
