@@ -21,7 +21,6 @@ from codeflare.kube import config, kinds
 from codeflare.kube.client import Kube
 from tests.local.conftest import agent_env
 from tests.support import local_agent as la
-from tests.support.control_plane import wait_for
 
 pytestmark = pytest.mark.ray
 
@@ -70,7 +69,7 @@ def test_up_down_up_keeps_objects_and_leaves_no_process(home: Path) -> None:
             kinds.CONFIGMAP, {"metadata": {"name": "notes", "namespace": "default"}, "data": {"k": "v"}}
         )
         kube.create(kinds.RAYCLUSTER, la.raycluster("kept", suspend=True, queue="local-queue"))
-        ready = wait_for(lambda: la.is_ready(kube, "kept"), 150, 0.2, what="the queued cluster ready")
+        ready = la.wait_ready(kube, "kept", 150)
         first_leaders = la.recorded_node_pids(ready)
         ray_procs = la.cluster_processes(kube, "kept")
         assert la.pod_pids(kube, "kept") == {pid for pid, _ in first_leaders.values()}
@@ -90,7 +89,7 @@ def test_up_down_up_keeps_objects_and_leaves_no_process(home: Path) -> None:
         assert kube.get(kinds.CONFIGMAP, "notes", "default")["data"] == {"k": "v"}
         # `down` recorded that the cluster stopped: it does not claim ready with dead pids.
         assert la.state(kube, "kept") != "ready"
-        again = wait_for(lambda: la.is_ready(kube, "kept"), 150, 0.2, what="the kept cluster ready again")
+        again = la.wait_ready(kube, "kept", 150)
         assert again["metadata"]["uid"] == ready["metadata"]["uid"]
         new_leaders = la.recorded_node_pids(again)
         assert not {p for p, _ in new_leaders.values()} & {p for p, _ in first_leaders.values()}

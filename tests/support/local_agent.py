@@ -24,6 +24,7 @@ import psutil
 
 from codeflare.kube import kinds
 from codeflare.kube.client import Kube
+from tests.support.control_plane import wait_for
 
 STATE_ANNOTATION = "local.codeflare.dev/processes"
 DASHBOARD_ANNOTATION = "local.codeflare.dev/dashboard-url"
@@ -154,6 +155,13 @@ def is_ready(kube: Kube, name: str, namespace: str = "default") -> dict[str, Any
     obj = kube.find(kinds.RAYCLUSTER, name, namespace)
     if obj is None or (obj.get("status") or {}).get("state") != "ready":
         return None
+    return obj
+
+
+def wait_ready(kube: Kube, name: str, timeout: float, namespace: str = "default") -> dict[str, Any]:
+    """The RayCluster once its state is ready (AssertionError after ``timeout``)."""
+    obj = wait_for(lambda: is_ready(kube, name, namespace), timeout, 0.2, what=f"RayCluster {name} ready")
+    assert obj is not None
     return obj
 
 
