@@ -18,6 +18,9 @@ COMMANDS = {
     "server": "codeflare.cli.server_cmd",
     "operator": "codeflare.cli.operator_cmd",
     "local": "codeflare.cli.local_cmd",
+    "cluster": "codeflare.cli.cluster_cmd",
+    "job": "codeflare.cli.job_cmd",
+    "queue": "codeflare.cli.queue_cmd",
 }
 
 EXIT_OK, EXIT_FAILURE, EXIT_USAGE, EXIT_TIMEOUT, EXIT_INTERRUPTED = 0, 1, 2, 3, 130

@@ -1,0 +1,117 @@
+"""``codeflare queue list|describe``: the LocalQueues a user submits to, and what waits in them.
+
+``list`` shows each LocalQueue with its ClusterQueue and pending/admitted counts; ``describe``
+adds the ClusterQueue's quota and usage per flavor and every job still waiting in the queue with
+the reason the scheduler gave. Read-only (admins create queues with :mod:`codeflare.sdk.admin`).
+Exit codes: 0 done, 1 the queue does not exist or the API failed (message on stderr), 2 usage.
+"""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from codeflare.cli.output import (
+    EXIT_OK,
+    common_options,
+    connect,
+    emit,
+    guarded,
+    namespace_of,
+    print_fields,
+    print_table,
+    say,
+)
+
+
+def register(subparsers: Any, name: str) -> None:
+    parser: argparse.ArgumentParser = subparsers.add_parser(
+        name,
+        help="show LocalQueues, their quota and the jobs waiting in them",
+        description="LocalQueues (namespaced) point at ClusterQueues that hold the quota.",
+        epilog=__doc__.split("\n\n", 1)[1] if __doc__ else None,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    sub = parser.add_subparsers(dest="queue_command", metavar="ACTION", required=True)
+    parent = common_options()
+    listing = sub.add_parser("list", parents=[parent], help="LocalQueues with pending/admitted counts")
+    listing.set_defaults(func=guarded(_list))
+    describe = sub.add_parser("describe", parents=[parent],
+                              help="one LocalQueue: quota, usage, and the queued jobs with their reasons")
+    describe.add_argument("name", metavar="NAME")
+    describe.set_defaults(func=guarded(_describe))
+
+
+def _list(args: argparse.Namespace) -> int:
+    from codeflare.sdk.cluster import list_local_queues
+
+    with connect(args) as client:
+        queues = list_local_queues(namespace_of(args, client), client)
+    columns = ("NAME", "CLUSTER QUEUE", "DEFAULT", "PENDING", "ADMITTED")
+    rows = ([q["name"], q["cluster_queue"], "yes" if q["default"] else "", q["pending"], q["admitted"]]
+            for q in queues)
+    emit(args, queues, lambda: print_table(None, columns, rows) if queues else say(args, "no LocalQueues"))
+    return EXIT_OK
+
+
+def quota_rows(cluster_queue: dict[str, Any] | None) -> list[dict[str, Any]]:
+    """Per flavor and resource: the nominal quota (spec) and what admitted workloads use (status)."""
+    if cluster_queue is None:
+        return []
+    used: dict[tuple[str, str], str] = {}
+    for flavor in (cluster_queue.get("status") or {}).get("flavorsReservation") or []:
+        for res in flavor.get("resources") or []:
+            used[(str(flavor.get("name")), str(res.get("name")))] = str(res.get("total", "0"))
+    rows = []
+    for group in (cluster_queue.get("spec") or {}).get("resourceGroups") or []:
+        for flavor in group.get("flavors") or []:
+            for res in flavor.get("resources") or []:
+                key = (str(flavor.get("name")), str(res.get("name")))
+                rows.append({"flavor": key[0], "resource": key[1], "nominal": str(res.get("nominalQuota")),
+                             "used": used.get(key, "0")})
+    return rows
+
+
+def _describe(args: argparse.Namespace) -> int:
+    from codeflare.kube import kinds
+    from codeflare.sdk.cluster import list_all_queued
+
+    with connect(args) as client:
+        namespace = namespace_of(args, client)
+        queue = client.kube.get(kinds.LOCAL_QUEUE, args.name, namespace)
+        cq_name = str((queue.get("spec") or {}).get("clusterQueue") or "")
+        cluster_queue = client.kube.find(kinds.CLUSTER_QUEUE, cq_name) if cq_name else None
+        waiting = [w for w in list_all_queued(namespace, client) if w.get("queue") == args.name]
+    status = queue.get("status") or {}
+    annotations = queue["metadata"].get("annotations") or {}
+    data = {
+        "name": args.name,
+        "namespace": namespace,
+        "cluster_queue": cq_name,
+        "cluster_queue_exists": cluster_queue is not None,
+        "default": str(annotations.get("kueue.x-k8s.io/default-queue", "")).lower() == "true",
+        "pending": status.get("pendingWorkloads", 0),
+        "admitted": status.get("admittedWorkloads", 0),
+        "quota": quota_rows(cluster_queue),
+        "queued": waiting,
+    }
+
+    def table() -> None:
+        print_fields([
+            ("Name", f"{namespace}/{args.name}"),
+            ("ClusterQueue", cq_name + ("" if cluster_queue is not None else " (missing)")),
+            ("Default", "yes" if data["default"] else "no"),
+            ("Pending", data["pending"]),
+            ("Admitted", data["admitted"]),
+        ])
+        if data["quota"]:
+            print_table("Quota", ("FLAVOR", "RESOURCE", "NOMINAL", "USED"),
+                        ([q["flavor"], q["resource"], q["nominal"], q["used"]] for q in data["quota"]))
+        if waiting:
+            print_table("Queued", ("KIND", "NAME", "REASON"),
+                        ([w["kind"], w["name"], w["reason"]] for w in waiting))
+        else:
+            print("Queued: none")
+
+    emit(args, data, table)
+    return EXIT_OK
