@@ -27,7 +27,6 @@ from tests.support.control_plane import (
     OperatorProcess,
     install_crds,
     quiet_config,
-    wait_for,
     write_operator_config,
 )
 from tests.support.queue_objects import (
@@ -35,6 +34,7 @@ from tests.support.queue_objects import (
     create_flavor_and_queues,
     raycluster,
     running,
+    wait_settled,
     workloads_by_job_uid,
 )
 from tests.support.quota_watch import QuotaWatcher
@@ -132,7 +132,7 @@ def test_sigkill_at_random_points_never_double_admits_or_overruns_quota(
             created[job["metadata"]["uid"]] = job
         waves = 0
         while True:
-            wait_for(lambda: not converged(kube, ever_admitted), timeout=60, interval=0.3, what="convergence")
+            wait_settled(lambda: converged(kube, ever_admitted))
             if not kube.list(kinds.RAYCLUSTER, all_namespaces=True):
                 break
             assert delete_admitted(kube) > 0

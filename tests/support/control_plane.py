@@ -83,6 +83,7 @@ class OperatorProcess:
     log_path: Path
     namespace: str = OPERATOR_NAMESPACE
     extra_args: list[str] = field(default_factory=list)
+    verbosity: int = 0  # 2 logs at DEBUG (e.g. the client's conflict retries)
     proc: subprocess.Popen[bytes] | None = None
 
     def start(self) -> OperatorProcess:
@@ -92,6 +93,7 @@ class OperatorProcess:
                 sys.executable,
                 "-m",
                 "codeflare.cli.main",
+                *(["-" + "v" * self.verbosity] if self.verbosity else []),
                 "operator",
                 "--kubeconfig",
                 str(self.kubeconfig),

@@ -6,6 +6,8 @@ reads tests repeat: the Workload of a job, its admission, and whether the job ru
 
 from __future__ import annotations
 
+import time
+from collections.abc import Callable
 from typing import Any
 
 from codeflare.kube import kinds
@@ -91,3 +93,15 @@ def admission(workload: Obj | None) -> Obj | None:
 
 def running(job: Obj) -> bool:
     return (job.get("spec") or {}).get("suspend") is False
+
+
+def wait_settled(check: Callable[[], str], timeout: float = 60.0, what: str = "convergence") -> None:
+    """Poll ``check`` (which says what is still off, or "" when settled); fail with its last words."""
+    deadline = time.monotonic() + timeout
+    last = ""
+    while time.monotonic() < deadline:
+        last = check()
+        if not last:
+            return
+        time.sleep(0.3)
+    raise AssertionError(f"no {what} after {timeout}s: {last}")

@@ -260,8 +260,18 @@ class QueueingController:
 
     async def _apply(self, result: SchedulingResult) -> None:
         now = convert.rfc3339(result.now)
-        for key, admission in result.admissions.items():
-            await self._admit(key, admission, now, result.now)
+        # Every decided admission is in flight before the first await: a Workload event that
+        # arrives while earlier admissions are being written (still without this admission) must
+        # not put the workload back in the queue and free its quota for someone else.
+        unwritten = dict(result.admissions)
+        self._inflight.update(unwritten)
+        try:
+            for key, admission in result.admissions.items():
+                await self._admit(key, admission, now, result.now)
+                unwritten.pop(key)
+        finally:
+            for key in unwritten:  # a write failed: forget the decision, requeue from the API's view
+                self._forget_admission(key)
         for preempted in result.preemptions:
             self.ctx.metrics.preemptions.labels(reason=preempted.reason).inc()
             await self._evict(preempted.victim, "Preempted", preempted.message, now)
@@ -274,6 +284,15 @@ class QueueingController:
             if cached is None or status.pending_status(cached, info.message, now) is None:
                 continue
             await self._write_status(key, _pending_change(info.message, now))
+
+    def _forget_admission(self, key: str) -> None:
+        self._inflight.discard(key)
+        cached = self._workload_obj(key)
+        if cached is None:
+            self.engine.remove_workload(key)
+        else:
+            self.engine.add_workload(convert.workload(cached, self._priorities))
+        self._poke()
 
     async def _admit(self, key: str, admission: Admission, now: str, now_seconds: float) -> None:
         self._inflight.add(key)
@@ -430,19 +449,19 @@ class QueueingController:
                 ),
             )
             return
-        admission = convert.admission_of(workload) or (
-            self.engine.admission(key) if key in self._inflight else None
-        )
+        written = convert.admission_of(workload)
+        admission = written or (self.engine.admission(key) if key in self._inflight else None)
         wanted = jobs.workload_pod_sets(kind, job)
         if wanted != (workload.get("spec") or {}).get("podSets"):
             await self._resize(kind, job, workload, key, wanted, admission is not None)
             return
-        if admission is not None and jobs.is_suspended(job):
+        # unsuspend only on an admission the API holds: one still in flight may yet fail to be written
+        if written is not None and jobs.is_suspended(job):
             await self._set_job(
                 kind,
-                jobs.admitted_job(kind, job, self._assignments(admission)),
+                jobs.admitted_job(kind, job, self._assignments(written)),
                 "Admitted",
-                f"admitted in ClusterQueue {admission.cluster_queue}",
+                f"admitted in ClusterQueue {written.cluster_queue}",
             )
         elif admission is None and not jobs.is_suspended(job):
             await self._set_job(
