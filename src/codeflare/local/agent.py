@@ -33,6 +33,9 @@ FINALIZER = "local.codeflare.dev/ray-processes"
 STATE_ANNOTATION = "local.codeflare.dev/processes"
 DASHBOARD_ANNOTATION = "local.codeflare.dev/dashboard-url"
 FIELD_MANAGER = "codeflare-local-agent"
+#: How soon a cluster that is not ready yet is looked at again (each look is one HTTP call to
+#: its dashboard plus API reads; status is only written when it changed).
+_NOT_READY_POLL_S = 0.25
 
 
 def now_rfc3339() -> str:
@@ -77,6 +80,8 @@ class NodeAgent:
     # -- node ------------------------------------------------------------------------------------
     def node_object(self) -> Obj:
         capacity = node_info.detect_node_capacity()
+        allocatable = dict(capacity.allocatable)
+        allocatable["cpu"] = str(capacity.cpus * node_info.cpu_overcommit())
         labels = {
             "kubernetes.io/hostname": self.node_name,
             "kubernetes.io/os": "linux",
@@ -113,8 +118,8 @@ class NodeAgent:
             "metadata": {"name": self.node_name, "labels": labels},
             "spec": {},
             "status": {
-                "capacity": dict(capacity.allocatable),
-                "allocatable": dict(capacity.allocatable),
+                "capacity": allocatable,
+                "allocatable": allocatable,
                 "conditions": conditions,
                 "addresses": [
                     {"type": "InternalIP", "address": shapes.LOOPBACK},
@@ -329,13 +334,7 @@ class NodeAgent:
         if any(f.node == "head" for f in failed):
             await self._fail(rc, runtime, f"Ray head process exited with code {failed[0].exit_code}")
             return
-        desired = shapes.desired_workers(spec)
-        for group, (count, group_spec) in desired.items():
-            template = shapes.node_template(group_spec, head=False)
-            to_delete = (group_spec.get("scaleStrategy") or {}).get("workersToDelete") or []
-            await asyncio.to_thread(runtime.scale_group, group, count, template, _node_names(name, to_delete))
-        for group in {n.group for n in runtime.workers()} - set(desired):
-            await asyncio.to_thread(runtime.scale_group, group, 0, shapes.NodeTemplate())
+        desired = await self._scale_workers(rc, runtime)
         self._journal_write(uid, runtime)
         ready = set(await asyncio.to_thread(runtime.ready_nodes))
         await self._sync_pods(rc, runtime, failed, {"ready": ready})
@@ -357,7 +356,7 @@ class NodeAgent:
         await self._write_annotations(rc, runtime)
         await self._write_status(rc, status)
         if not state:
-            await asyncio.sleep(0.5)
+            await asyncio.sleep(_NOT_READY_POLL_S)
             self.mark(namespace, name)
 
     async def _runtime(self, rc: Obj) -> LocalRayCluster | None:
@@ -387,13 +386,48 @@ class NodeAgent:
                 # new one starts, which takes seconds.
                 await self._mark_not_running(rc)
             try:
-                await asyncio.to_thread(runtime.start_head)
+                await self._start_head(rc, runtime)
             except (RayNodeFailedError, ClusterNotReadyError, OSError, ValueError) as exc:
                 await self._fail(rc, runtime, f"Ray head did not start: {exc}")
                 return None
             self._journal_write(uid, runtime)
             await self._write_annotations(rc, runtime)
         return runtime
+
+    async def _scale_workers(self, rc: Obj, runtime: LocalRayCluster) -> dict[str, tuple[int, Obj]]:
+        """Start or stop workers to match the worker groups; returns the desired counts."""
+        name = rc["metadata"]["name"]
+        desired = shapes.desired_workers(rc.get("spec") or {})
+        for group, (count, group_spec) in desired.items():
+            template = shapes.node_template(group_spec, head=False)
+            to_delete = (group_spec.get("scaleStrategy") or {}).get("workersToDelete") or []
+            await asyncio.to_thread(runtime.scale_group, group, count, template, _node_names(name, to_delete))
+        for group in {n.group for n in runtime.workers()} - set(desired):
+            await asyncio.to_thread(runtime.scale_group, group, 0, shapes.NodeTemplate())
+        return desired
+
+    async def _start_head(self, rc: Obj, runtime: LocalRayCluster) -> None:
+        """Start the head and wait until it is ready; the workers start as soon as its raylet
+        listens (GCS is up by then), while the dashboard and Jobs API come up, as a person does
+        once ``ray start --head`` returns, instead of after. Raises what
+        :meth:`LocalRayCluster.start_head` raises."""
+        uid = str(rc["metadata"].get("uid"))
+        head = asyncio.ensure_future(asyncio.to_thread(runtime.start_head))
+        workers_started = False
+        while not head.done():
+            if not workers_started and runtime.head is not None:
+                try:
+                    self._journal_write(uid, runtime)
+                    raylet = runtime.head.ports.node_manager
+                    if await asyncio.to_thread(_port_open, raylet):
+                        workers_started = True
+                        await self._scale_workers(rc, runtime)
+                        self._journal_write(uid, runtime)
+                except Exception as exc:  # the reconcile after the head retries and reports
+                    workers_started = True
+                    log.warning("RayCluster %s: early worker start failed: %s", rc["metadata"]["name"], exc)
+            await asyncio.wait({head}, timeout=0.1)
+        head.result()
 
     async def _fail(self, rc: Obj, runtime: LocalRayCluster, message: str) -> None:
         log.error(
@@ -576,6 +610,14 @@ class NodeAgent:
             except errors.NotFound:
                 continue
             self._written[key] = comparable
+
+
+def _port_open(port: int) -> bool:
+    try:
+        with socket.create_connection((shapes.LOOPBACK, port), timeout=1.0):
+            return True
+    except OSError:
+        return False
 
 
 def _node_names(cluster: str, pods: list[str]) -> list[str]:
