@@ -12,9 +12,27 @@ from typing import Any
 
 __version__ = "0.1.0"
 
-_LAZY: dict[str, str] = {}
+_LAZY: dict[str, str] = {
+    name: "codeflare.sdk"
+    for name in (
+        "Client",
+        "Cluster",
+        "ClusterConfiguration",
+        "CodeFlareClusterStatus",
+        "RayJob",
+        "TokenAuthentication",
+        "KubeConfigFileAuthentication",
+        "LocalAuthentication",
+        "get_cluster",
+        "list_all_clusters",
+        "list_all_queued",
+        "list_local_queues",
+        "WorkerGroup",
+    )
+}
+_LAZY["CodeFlareError"] = "codeflare.errors"
 
-__all__ = ["__version__"]
+__all__ = ["__version__", *_LAZY]
 
 
 def __getattr__(name: str) -> Any:

@@ -14,6 +14,8 @@ import functools
 import re
 from typing import Any
 
+from codeflare.errors import CodeFlareError
+
 __all__ = [
     "ManifestError",
     "dns1123_label_problems",
@@ -43,7 +45,7 @@ _KINDS: dict[tuple[str, str], tuple[str, str]] = {
 _NAMESPACED = frozenset({"RayCluster", "RayJob", "AppWrapper", "LocalQueue"})
 
 
-class ManifestError(ValueError):
+class ManifestError(CodeFlareError, ValueError):
     """A built manifest our CRDs would reject; ``problems`` holds (field path, message) pairs."""
 
     def __init__(self, kind: str, name: str, problems: list[tuple[str, str]]) -> None:
@@ -143,8 +145,9 @@ def validate_against_crd(obj: dict[str, Any]) -> None:
     schema = _compiled_schema(api_version, kind)
     problems += [(error.field, error.message().partition(": ")[2]) for error in schema.validate(obj)]
     probe = copy.deepcopy(obj)
-    problems += [(path, "is not declared by the CRD schema (a server would drop it)") for path in
-                 schema.prune(probe)]
+    problems += [
+        (path, "is not declared by the CRD schema (a server would drop it)") for path in schema.prune(probe)
+    ]
     if problems:
         raise ManifestError(kind, name, problems)
 

@@ -18,6 +18,7 @@ COMMANDS = {
     "server": "codeflare.cli.server_cmd",
     "operator": "codeflare.cli.operator_cmd",
     "local": "codeflare.cli.local_cmd",
+    "demo": "codeflare.cli.demo_cmd",
     "cluster": "codeflare.cli.cluster_cmd",
     "job": "codeflare.cli.job_cmd",
     "queue": "codeflare.cli.queue_cmd",

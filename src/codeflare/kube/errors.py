@@ -8,8 +8,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from codeflare.errors import CodeFlareError
 
-class KubeError(Exception):
+
+class KubeError(CodeFlareError):
     """An API call failed; ``status``/``reason`` are the server's, ``message`` its words."""
 
     temporary = False

@@ -15,7 +15,9 @@ import contextlib
 import datetime
 import json
 import logging
+import os
 import socket
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -36,6 +38,17 @@ FIELD_MANAGER = "codeflare-local-agent"
 #: How soon a cluster that is not ready yet is looked at again (each look is one HTTP call to
 #: its dashboard plus API reads; status is only written when it changed).
 _NOT_READY_POLL_S = 0.25
+
+
+def ray_env() -> dict[str, str]:
+    """The environment of Ray nodes: ours, with this interpreter's bin directory first on PATH, so a
+    job's ``python ...`` entrypoint runs with the Python that has Ray installed."""
+    env = dict(os.environ)
+    bin_dir = os.path.dirname(sys.executable)
+    env["PATH"] = os.pathsep.join(
+        [bin_dir, *[p for p in env.get("PATH", "").split(os.pathsep) if p != bin_dir]]
+    )
+    return env
 
 
 def now_rfc3339() -> str:
@@ -368,7 +381,11 @@ class NodeAgent:
             state = (meta.get("annotations") or {}).get(STATE_ANNOTATION)
             if state:
                 runtime = await asyncio.to_thread(
-                    LocalRayCluster.adopt, json.loads(state), head_template, ports=self.ports
+                    LocalRayCluster.adopt,
+                    json.loads(state),
+                    head_template,
+                    ports=self.ports,
+                    base_env=ray_env(),
                 )
             else:
                 runtime = LocalRayCluster(
@@ -377,6 +394,7 @@ class NodeAgent:
                     uid=uid,
                     ports=self.ports,
                     log_dir=self.home / "logs" / "clusters" / f"{meta['name']}-{uid[:8]}",
+                    base_env=ray_env(),
                 )
             self.clusters[uid] = runtime
         if runtime.head is None:

@@ -143,7 +143,7 @@ class LocalMode:
         from codeflare.api.crds import load_crds
         from codeflare.kube import config, errors, kinds
         from codeflare.kube.client import Kube
-        from codeflare.local.node_info import detect_node_capacity
+        from codeflare.local.node_info import cpu_overcommit, detect_node_capacity
         from codeflare.operator.config import CONFIG_KEY, CONFIGMAP_NAME, OperatorConfig, config_map
 
         kube = Kube(config.from_kubeconfig(self.kubeconfig), field_manager="codeflare-local")
@@ -175,7 +175,7 @@ class LocalMode:
                 probe_port = listen[1] if listen else 0
             capacity = detect_node_capacity()
             resources = [
-                {"name": "cpu", "nominalQuota": str(capacity.cpus)},
+                {"name": "cpu", "nominalQuota": str(capacity.cpus * cpu_overcommit())},
                 {"name": "memory", "nominalQuota": str(capacity.memory_bytes)},
             ]
             covered = ["cpu", "memory"]

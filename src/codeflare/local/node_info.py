@@ -69,6 +69,21 @@ def detect_node_capacity(use_nvml: bool = True) -> NodeCapacity:
     return NodeCapacity(cpus=detect_cpus(), memory_bytes=detect_memory_bytes(), gpus=detect_gpus(use_nvml))
 
 
+def cpu_overcommit() -> int:
+    """How many Ray CPUs local mode offers per host core (``$CODEFLARE_LOCAL_CPU_OVERCOMMIT``, default 4).
+
+    Local Ray clusters are host processes sharing the cores, and Ray's CPUs are logical: a
+    laptop with 2 cores can run a head and two workers of 1 CPU each. The Node and the default
+    ClusterQueue advertise ``cores x overcommit`` so the capacity check still applies, just to
+    logical CPUs. Set it to 1 for strict physical accounting.
+    """
+    raw = os.environ.get("CODEFLARE_LOCAL_CPU_OVERCOMMIT", "4")
+    try:
+        return max(1, int(raw))
+    except ValueError:
+        return 4
+
+
 def detect_cpus() -> int:
     """CPUs this process may run on, bounded by a cgroup v2 CPU quota when one is set."""
     try:
@@ -124,7 +139,10 @@ def _gpus_from_nvidia_smi(smi: str) -> list[GpuInfo] | None:
     try:
         result = subprocess.run(
             [smi, "--query-gpu=name,memory.total", "--format=csv,noheader"],
-            capture_output=True, text=True, timeout=_NVIDIA_SMI_TIMEOUT_S, check=False,
+            capture_output=True,
+            text=True,
+            timeout=_NVIDIA_SMI_TIMEOUT_S,
+            check=False,
         )
     except (OSError, subprocess.TimeoutExpired) as exc:
         logger.warning("nvidia-smi at %s failed to run: %s", smi, exc)

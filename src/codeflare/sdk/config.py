@@ -24,6 +24,7 @@ from codeflare.api.validation import (
     label_key_problems,
     label_value_problems,
 )
+from codeflare.errors import CodeFlareError
 
 __all__ = ["ClusterConfiguration", "ConfigurationError", "WorkerGroup"]
 
@@ -41,7 +42,7 @@ _TOLERATION_OPERATORS = frozenset({"Equal", "Exists"})
 _TAINT_EFFECTS = frozenset({"NoSchedule", "PreferNoSchedule", "NoExecute"})
 
 
-class ConfigurationError(ValueError):
+class ConfigurationError(CodeFlareError, ValueError):
     """A configuration the SDK refuses before any API call; one message line per problem.
 
     ``problems`` holds ``(field, message)`` pairs, e.g.
@@ -186,7 +187,8 @@ class ClusterConfiguration:
         if problems or not self.enable_autoscaling or not isinstance(self.num_workers, int):
             return problems
         return _bounds_problems(
-            ("min_workers", self.min_workers), ("max_workers", self.max_workers),
+            ("min_workers", self.min_workers),
+            ("max_workers", self.max_workers),
             ("num_workers", self.num_workers),
         )
 
@@ -215,8 +217,11 @@ class ClusterConfiguration:
             else:
                 problems += _subdomain("local_queue", self.local_queue)
         if self.priority is not None:
-            problems += _subdomain("priority", self.priority) if self.priority else [
-                ("priority", "must not be empty; use None for the default priority")]
+            problems += (
+                _subdomain("priority", self.priority)
+                if self.priority
+                else [("priority", "must not be empty; use None for the default priority")]
+            )
         return problems
 
     def _metadata_problems(self) -> Problems:
@@ -255,8 +260,14 @@ class ClusterConfiguration:
 # --- shared checks -------------------------------------------------------------------------------
 
 
-_DICT_FIELDS = ("head_extended_resource_requests", "worker_extended_resource_requests",
-                "extended_resource_mapping", "envs", "labels", "annotations")
+_DICT_FIELDS = (
+    "head_extended_resource_requests",
+    "worker_extended_resource_requests",
+    "extended_resource_mapping",
+    "envs",
+    "labels",
+    "annotations",
+)
 _LIST_FIELDS = ("image_pull_secrets", "tolerations", "volumes", "volume_mounts", "additional_worker_groups")
 
 
@@ -312,10 +323,12 @@ def _normalise_pair(
         if parse_quantity(values[suffix]) < 0:
             problems.append((where, f"{_quote(raw)} must not be negative"))
     if not problems and parse_quantity(values["limits"]) < parse_quantity(values["requests"]):
-        problems.append((
-            f"{label}_limits",
-            f"{_quote(values['limits'])} is below {label}_requests {_quote(values['requests'])}",
-        ))
+        problems.append(
+            (
+                f"{label}_limits",
+                f"{_quote(values['limits'])} is below {label}_requests {_quote(values['requests'])}",
+            )
+        )
     return problems, values
 
 
@@ -369,7 +382,8 @@ def _worker_group_problems(where: str, group: WorkerGroup, autoscaling: bool) ->
                 bounds.append((f"{where}.{attr}", "only applies with enable_autoscaling=True"))
     if not bounds and autoscaling and isinstance(group.replicas, int):
         bounds = _bounds_problems(
-            (f"{where}.min_replicas", group.min_replicas), (f"{where}.max_replicas", group.max_replicas),
+            (f"{where}.min_replicas", group.min_replicas),
+            (f"{where}.max_replicas", group.max_replicas),
             (f"{where}.replicas", group.replicas),
         )
     return problems + bounds

@@ -277,13 +277,31 @@ class QueueingController:
             await self._evict(preempted.victim, "Preempted", preempted.message, now)
         for eviction in result.evictions:
             await self._evict(eviction.workload, eviction.reason, eviction.message, now)
-        for key, info in result.pending.items():
+        reasons = {key: info.message for key, info in result.pending.items()}
+        for key in self._unexplained():
+            info = self.engine.pending_reason(key)
+            if info is not None:
+                reasons.setdefault(key, info.message)
+        for key, message in reasons.items():
             if key in self._inflight:
                 continue
             cached = self._workload_obj(key)
-            if cached is None or status.pending_status(cached, info.message, now) is None:
+            if cached is None or status.pending_status(cached, message, now) is None:
                 continue
-            await self._write_status(key, _pending_change(info.message, now))
+            await self._write_status(key, _pending_change(message, now))
+
+    def _unexplained(self) -> list[str]:
+        """Pending workloads that carry no reason yet (the engine reports only what it examined)."""
+        out = []
+        for (ns, name), wl in self.informers[kinds.WORKLOAD].cache.items():
+            if (wl.get("status") or {}).get("admission") or get_condition(wl, "QuotaReserved") is not None:
+                continue
+            if (get_condition(wl, "Finished") or {}).get("status") == "True":
+                continue
+            key = workload_key(ns, name)
+            if key not in self._inflight:
+                out.append(key)
+        return out
 
     def _forget_admission(self, key: str) -> None:
         self._inflight.discard(key)
@@ -413,6 +431,8 @@ class QueueingController:
         job = self.informers[kind].cache.get((namespace, name))
         if job is None or (job.get("metadata") or {}).get("deletionTimestamp"):
             return
+        if jobs.owned_by_queued_job(job):
+            return  # a child of a RayJob or AppWrapper: admitted with its parent, never queued itself
         queue = jobs.queue_name(job)
         if queue is None:
             default = self._default_queue(kind, namespace)

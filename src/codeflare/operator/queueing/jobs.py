@@ -42,6 +42,17 @@ def queue_name(job: Obj) -> str | None:
     return str(value) if value else None
 
 
+def owned_by_queued_job(job: Obj) -> bool:
+    """Whether a RayJob or AppWrapper controls ``job`` (its parent is the one that queues)."""
+    for ref in (job.get("metadata") or {}).get("ownerReferences") or []:
+        if ref.get("controller") and (ref.get("apiVersion"), ref.get("kind")) in (
+            (kinds.RAYJOB.api_version, kinds.RAYJOB.kind),
+            (kinds.APPWRAPPER.api_version, kinds.APPWRAPPER.kind),
+        ):
+            return True
+    return False
+
+
 def priority_class(job: Obj) -> str | None:
     labels = (job.get("metadata") or {}).get("labels") or {}
     value = labels.get(PRIORITY_LABEL)

@@ -1,0 +1,86 @@
+"""Admin helpers: ResourceFlavors, ClusterQueues (cohorts, borrowing), LocalQueues, priorities.
+
+Each helper builds its object with the validating builders of :mod:`codeflare.api.builders`
+(so bad names or quantities fail before any call) and applies it (idempotent).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from codeflare.api.kueue import FlavorQuota
+from codeflare.sdk.client import Client
+
+__all__ = [
+    "FlavorQuota",
+    "create_cluster_queue",
+    "create_local_queue",
+    "create_priority_class",
+    "create_resource_flavor",
+]
+
+
+def _apply(client: Client | None, kind_name: str, obj: dict[str, Any]) -> dict[str, Any]:
+    from codeflare.kube import kinds
+
+    result: dict[str, Any] = (client or Client.default()).kube.apply(getattr(kinds, kind_name), obj)
+    return result
+
+
+def create_resource_flavor(
+    name: str,
+    node_labels: dict[str, str] | None = None,
+    tolerations: list[dict[str, Any]] | None = None,
+    *,
+    client: Client | None = None,
+) -> dict[str, Any]:
+    from codeflare.api.builders import build_resource_flavor
+
+    return _apply(client, "RESOURCE_FLAVOR", build_resource_flavor(name, node_labels, tolerations))
+
+
+def create_cluster_queue(
+    name: str,
+    flavors: list[FlavorQuota],
+    *,
+    cohort: str | None = None,
+    queueing_strategy: str = "BestEffortFIFO",
+    preemption: dict[str, Any] | None = None,
+    namespace_selector: dict[str, Any] | None = None,
+    client: Client | None = None,
+) -> dict[str, Any]:
+    from codeflare.api.builders import build_cluster_queue
+
+    obj = build_cluster_queue(
+        name,
+        flavors=flavors,
+        cohort=cohort,
+        queueing_strategy=queueing_strategy,
+        preemption=preemption,
+        namespace_selector=namespace_selector,
+    )
+    return _apply(client, "CLUSTER_QUEUE", obj)
+
+
+def create_local_queue(
+    name: str,
+    cluster_queue: str,
+    namespace: str | None = None,
+    *,
+    default: bool = False,
+    client: Client | None = None,
+) -> dict[str, Any]:
+    from codeflare.api.builders import build_local_queue
+
+    client = client or Client.default()
+    return _apply(
+        client, "LOCAL_QUEUE", build_local_queue(name, namespace or client.namespace, cluster_queue, default)
+    )
+
+
+def create_priority_class(
+    name: str, value: int, description: str = "", *, client: Client | None = None
+) -> dict[str, Any]:
+    from codeflare.api.builders import build_workload_priority_class
+
+    return _apply(client, "WORKLOAD_PRIORITY_CLASS", build_workload_priority_class(name, value, description))

@@ -1,0 +1,352 @@
+"""``Cluster``: bring a Ray cluster up, watch it become ready, use it, tear it down.
+
+Configuration is validated before any API call (:class:`ClusterConfiguration`); ``apply()`` is
+a server-side apply with field manager ``codeflare`` (idempotent); ``status()`` is one GET of one
+object; ``why_pending()`` returns the Workload's reason verbatim. Every call goes through the
+one :class:`~codeflare.sdk.client.Client` the cluster was given (or the default one).
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+import urllib.error
+import urllib.request
+from typing import TYPE_CHECKING, Any
+
+from codeflare.errors import CodeFlareError, MissingDependency, WaitTimeout
+from codeflare.sdk.client import Client
+from codeflare.sdk.config import ClusterConfiguration
+from codeflare.sdk.status import CodeFlareClusterStatus, RayClusterInfo, info_of, status_of
+
+if TYPE_CHECKING:
+    from codeflare.kube.kinds import Kind
+
+log = logging.getLogger(__name__)
+
+DASHBOARD_ANNOTATION = "local.codeflare.dev/dashboard-url"
+JOB_UID_LABEL = "kueue.x-k8s.io/job-uid"
+
+
+def _kinds() -> Any:
+    from codeflare.kube import kinds
+
+    return kinds
+
+
+class Cluster:
+    """One Ray cluster described by a :class:`ClusterConfiguration`."""
+
+    def __init__(self, config: ClusterConfiguration, client: Client | None = None) -> None:
+        self.config = config
+        self.client = client or Client.default()
+        self.namespace = config.namespace or self.client.namespace
+        if config.local_queue is None and config.suspend_when_queued:
+            default = self._default_queue()
+            if default is not None:
+                config.local_queue = default
+                config.validate()
+
+    # -- what we create --------------------------------------------------------------------------
+    @property
+    def name(self) -> str:
+        return self.config.name
+
+    @property
+    def _kind(self) -> Kind:
+        kinds = _kinds()
+        return kinds.APPWRAPPER if self.config.appwrapper else kinds.RAYCLUSTER
+
+    def manifest(self) -> dict[str, Any]:
+        """The object ``apply()`` sends (validated against the CRD schema)."""
+        from codeflare.api.builders import build_cluster_manifest
+
+        return build_cluster_manifest(self.config, self.namespace)
+
+    def _default_queue(self) -> str | None:
+        """The namespace's default LocalQueue, if it has one (annotation kueue.x-k8s.io/default-queue)."""
+        from codeflare.kube import errors
+
+        try:
+            queues = self.client.kube.list(_kinds().LOCAL_QUEUE, self.namespace)
+        except errors.KubeError as exc:
+            log.debug("no LocalQueue lookup in %s: %s", self.namespace, exc)
+            return None
+        for queue in queues:
+            annotations = (queue.get("metadata") or {}).get("annotations") or {}
+            if str(annotations.get("kueue.x-k8s.io/default-queue", "")).lower() == "true":
+                return str(queue["metadata"]["name"])
+        return None
+
+    # -- lifecycle -------------------------------------------------------------------------------
+    def apply(self) -> dict[str, Any]:
+        """Create or update the cluster (server-side apply; calling it twice changes nothing)."""
+        manifest = self.manifest()
+        current = self.client.kube.find(self._kind, self.name, self.namespace)
+        if current is not None and not (current.get("spec") or {}).get("suspend"):
+            # keep the admission: never re-suspend a running cluster through apply
+            manifest["spec"].pop("suspend", None)
+        obj = self.client.kube.apply(self._kind, manifest)
+        log.info("applied %s", self._kind.ref(self.name, self.namespace))
+        return obj
+
+    def up(self) -> dict[str, Any]:
+        """Bring the cluster up (same as :meth:`apply`)."""
+        return self.apply()
+
+    def down(self) -> None:
+        """Delete the cluster and everything it owns."""
+        self.client.kube.delete(self._kind, self.name, self.namespace)
+        log.info("deleted %s", self._kind.ref(self.name, self.namespace))
+
+    def _object(self) -> dict[str, Any] | None:
+        return self.client.kube.find(self._kind, self.name, self.namespace)
+
+    def _raycluster(self) -> dict[str, Any] | None:
+        if not self.config.appwrapper:
+            return self._object()
+        return self.client.kube.find(_kinds().RAYCLUSTER, self.name, self.namespace)
+
+    def status(self) -> CodeFlareClusterStatus:
+        """Queued, starting, ready or failed: one GET of the cluster's object."""
+        obj = self._object()
+        if obj is None:
+            return CodeFlareClusterStatus.UNKNOWN
+        state = status_of(obj)
+        if self.config.appwrapper and state == CodeFlareClusterStatus.STARTING:
+            rc = self.client.kube.find(_kinds().RAYCLUSTER, self.name, self.namespace)
+            if rc is not None and status_of(rc) == CodeFlareClusterStatus.READY:
+                return CodeFlareClusterStatus.READY
+        return state
+
+    def cluster_dashboard_uri(self) -> str | None:
+        """The Ray dashboard URL users and the Jobs client talk to (None until it is known)."""
+        rc = self._raycluster()
+        return dashboard_uri(self.client, rc) if rc is not None else None
+
+    def _dashboard_answers(self, url: str) -> bool:
+        request = urllib.request.Request(f"{url}/api/version")
+        token = self.client.token()
+        if token and not url.startswith("http://127.0.0.1"):
+            request.add_header("Authorization", f"Bearer {token}")
+        try:
+            with urllib.request.urlopen(request, timeout=3) as resp:
+                return bool(resp.status == 200)
+        except (urllib.error.URLError, OSError):
+            return False
+
+    def wait_ready(self, timeout: float | None = 600, progress: bool = True, poll: float = 1.0) -> None:
+        """Wait until the cluster is ready and its dashboard answers, showing progress."""
+        from codeflare.sdk.progress import StatusDisplay
+
+        deadline = None if timeout is None else time.monotonic() + timeout
+        with StatusDisplay(f"{self.namespace}/{self.name}", enabled=progress) as display:
+            while True:
+                state = self.status()
+                detail = ""
+                if state == CodeFlareClusterStatus.QUEUED:
+                    detail = self.why_pending() or "waiting for admission"
+                elif state == CodeFlareClusterStatus.FAILED:
+                    rc = self._raycluster() or {}
+                    reason = (rc.get("status") or {}).get("reason", "")
+                    # a failure is not a timeout: callers (and the CLI's exit code) must tell them apart
+                    raise CodeFlareError(f"cluster {self.namespace}/{self.name} failed: {reason}".strip())
+                elif state == CodeFlareClusterStatus.READY:
+                    url = self.cluster_dashboard_uri()
+                    if url and self._dashboard_answers(url):
+                        display.update("ready", f"dashboard {url}")
+                        return
+                    detail = "waiting for the dashboard to answer"
+                display.update(state.name.lower(), detail)
+                if deadline is not None and time.monotonic() > deadline:
+                    raise WaitTimeout(
+                        f"cluster {self.namespace}/{self.name} not ready after {timeout}s "
+                        f"(status {state.name}{': ' + detail if detail else ''})"
+                    )
+                time.sleep(poll)
+
+    def why_pending(self) -> str | None:
+        """Why the cluster is not admitted yet: its Workload's reason, verbatim (None when admitted)."""
+        obj = self._object()
+        if obj is None:
+            return None
+        uid = obj["metadata"].get("uid", "")
+        workloads = self.client.kube.list(_kinds().WORKLOAD, self.namespace, labels={JOB_UID_LABEL: uid})
+        if not workloads:
+            if (obj.get("spec") or {}).get("suspend"):
+                return "no Workload yet: the queueing controller has not seen this cluster"
+            return None
+        status = workloads[0].get("status") or {}
+        if status.get("admission"):
+            return None
+        for cond in status.get("conditions") or []:
+            if cond.get("type") == "QuotaReserved" and cond.get("status") == "False":
+                return str(cond.get("message") or cond.get("reason") or "")
+        return "waiting for the admission decision"
+
+    def details(self) -> RayClusterInfo:
+        rc = self._raycluster()
+        if rc is None:
+            from codeflare.kube import errors
+
+            raise errors.NotFound(
+                f'RayCluster "{self.name}" not found',
+                kind="RayCluster",
+                name=self.name,
+                namespace=self.namespace,
+            )
+        return info_of(rc, dashboard_uri(self.client, rc) or "")
+
+    @property
+    def job_client(self) -> Any:
+        """Ray's ``JobSubmissionClient`` for this cluster's dashboard, with the credentials it needs."""
+        url = self.cluster_dashboard_uri()
+        if url is None:
+            raise WaitTimeout(
+                f"cluster {self.namespace}/{self.name} has no dashboard yet; call wait_ready() first"
+            )
+        return job_client_for(self.client, url)
+
+    def __repr__(self) -> str:
+        return f"Cluster({self.namespace}/{self.name})"
+
+
+def dashboard_uri(client: Client, rc: dict[str, Any]) -> str | None:
+    """The dashboard URL: local mode's recorded one, the Ingress/Route host, or the head service."""
+    annotations = (rc.get("metadata") or {}).get("annotations") or {}
+    if annotations.get(DASHBOARD_ANNOTATION):
+        return str(annotations[DASHBOARD_ANNOTATION])
+    meta = rc.get("metadata") or {}
+    from codeflare.kube import errors
+
+    try:
+        ingress = client.kube.find(
+            _kinds().INGRESS, f"ray-dashboard-{meta.get('name')}", meta.get("namespace")
+        )
+    except errors.KubeError:
+        ingress = None
+    if ingress is not None:
+        rules = (ingress.get("spec") or {}).get("rules") or []
+        if rules and rules[0].get("host"):
+            scheme = "https" if (ingress.get("spec") or {}).get("tls") else "http"
+            return f"{scheme}://{rules[0]['host']}"
+    status = rc.get("status") or {}
+    port = (status.get("endpoints") or {}).get("dashboard")
+    ip = (status.get("head") or {}).get("serviceIP")
+    if port and ip:
+        return f"http://{ip}:{port}"
+    return None
+
+
+def job_client_for(client: Client, url: str) -> Any:
+    try:
+        from ray.job_submission import JobSubmissionClient
+    except ImportError as exc:
+        raise MissingDependency("Ray is needed for the Jobs client: pip install 'codeflare[local]'") from exc
+    token = client.token()
+    headers = (
+        {"Authorization": f"Bearer {token}"} if token and not url.startswith("http://127.0.0.1") else None
+    )
+    return JobSubmissionClient(url, headers=headers)
+
+
+def get_cluster(name: str, namespace: str | None = None, client: Client | None = None) -> Cluster:
+    """A :class:`Cluster` for an existing RayCluster (its configuration read back from the object)."""
+    client = client or Client.default()
+    namespace = namespace or client.namespace
+    rc = client.kube.get(_kinds().RAYCLUSTER, name, namespace)
+    return Cluster(_config_from(rc), client)
+
+
+def _config_from(rc: dict[str, Any]) -> ClusterConfiguration:
+    info = info_of(rc)
+    spec = rc.get("spec") or {}
+    head = (
+        ((spec.get("headGroupSpec") or {}).get("template") or {}).get("spec", {}).get("containers", [{}])[0]
+    )
+    head_res = head.get("resources") or {}
+    owned_by_aw = any(o.get("kind") == "AppWrapper" for o in rc["metadata"].get("ownerReferences") or [])
+    kwargs: dict[str, Any] = {
+        "namespace": info.namespace,
+        "num_workers": info.workers,
+        "local_queue": info.local_queue,
+        "appwrapper": owned_by_aw,
+        "image": head.get("image") or ClusterConfiguration.__dataclass_fields__["image"].default,
+        "suspend_when_queued": False,
+    }
+    for key, source in (
+        ("head_cpu_requests", ("requests", "cpu")),
+        ("head_cpu_limits", ("limits", "cpu")),
+        ("head_memory_requests", ("requests", "memory")),
+        ("head_memory_limits", ("limits", "memory")),
+    ):
+        value = (head_res.get(source[0]) or {}).get(source[1])
+        if value is not None:
+            kwargs[key] = value
+    if info.worker_cpus:
+        kwargs["worker_cpu_requests"] = kwargs["worker_cpu_limits"] = info.worker_cpus
+    if info.worker_memory:
+        kwargs["worker_memory_requests"] = kwargs["worker_memory_limits"] = info.worker_memory
+    return ClusterConfiguration(info.name, **kwargs)
+
+
+def list_all_clusters(namespace: str | None = None, client: Client | None = None) -> list[RayClusterInfo]:
+    client = client or Client.default()
+    return [
+        info_of(rc, dashboard_uri(client, rc) or "")
+        for rc in client.kube.list(_kinds().RAYCLUSTER, namespace or client.namespace)
+    ]
+
+
+def list_all_queued(namespace: str | None = None, client: Client | None = None) -> list[dict[str, Any]]:
+    """Every queued job that is not admitted yet, with its Workload's reason: one list call."""
+    client = client or Client.default()
+    out = []
+    for wl in client.kube.list(_kinds().WORKLOAD, namespace or client.namespace):
+        status = wl.get("status") or {}
+        if status.get("admission"):
+            continue
+        if any(
+            c.get("type") == "Finished" and c.get("status") == "True" for c in status.get("conditions") or []
+        ):
+            continue
+        owner: dict[str, Any] = next(iter(wl["metadata"].get("ownerReferences") or []), {})
+        reason = next(
+            (
+                c.get("message", "")
+                for c in status.get("conditions") or []
+                if c.get("type") == "QuotaReserved" and c.get("status") == "False"
+            ),
+            "",
+        )
+        out.append(
+            {
+                "name": owner.get("name", wl["metadata"]["name"]),
+                "kind": owner.get("kind", "Workload"),
+                "namespace": wl["metadata"].get("namespace"),
+                "queue": (wl.get("spec") or {}).get("queueName"),
+                "workload": wl["metadata"]["name"],
+                "reason": reason or "waiting for the admission decision",
+            }
+        )
+    return out
+
+
+def list_local_queues(namespace: str | None = None, client: Client | None = None) -> list[dict[str, Any]]:
+    client = client or Client.default()
+    out = []
+    for lq in client.kube.list(_kinds().LOCAL_QUEUE, namespace or client.namespace):
+        status = lq.get("status") or {}
+        annotations = lq["metadata"].get("annotations") or {}
+        out.append(
+            {
+                "name": lq["metadata"]["name"],
+                "namespace": lq["metadata"].get("namespace"),
+                "cluster_queue": (lq.get("spec") or {}).get("clusterQueue"),
+                "default": str(annotations.get("kueue.x-k8s.io/default-queue", "")).lower() == "true",
+                "pending": status.get("pendingWorkloads", 0),
+                "admitted": status.get("admittedWorkloads", 0),
+                "flavors": [f.get("name") for f in status.get("flavorUsage") or []],
+            }
+        )
+    return out

@@ -1,0 +1,218 @@
+"""``RayJob``: run an entrypoint on its own (queued) Ray cluster or on an existing one.
+
+Built by :func:`codeflare.api.builders.build_rayjob` (validated before any call) and created with
+server-side apply. ``status()`` is one GET; ``logs()`` reads the logs kept in the RayJob's
+``<name>-logs`` ConfigMap once the job ended (so they outlive the cluster), or asks the running
+cluster's Jobs API while it runs.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from dataclasses import dataclass
+from typing import Any
+
+from codeflare.errors import WaitTimeout
+from codeflare.sdk.client import Client
+from codeflare.sdk.config import ClusterConfiguration
+
+log = logging.getLogger(__name__)
+
+TERMINAL_DEPLOYMENT = ("Complete", "Failed")
+
+
+def _kinds() -> Any:
+    from codeflare.kube import kinds
+
+    return kinds
+
+
+@dataclass(frozen=True)
+class RayJobStatus:
+    """Where a RayJob stands: KubeRay's two status fields plus what explains them."""
+
+    deployment: str
+    job: str
+    message: str = ""
+    job_id: str = ""
+    cluster: str = ""
+
+    @property
+    def finished(self) -> bool:
+        return self.deployment in TERMINAL_DEPLOYMENT
+
+    @property
+    def succeeded(self) -> bool:
+        return self.deployment == "Complete" and self.job == "SUCCEEDED"
+
+
+class RayJob:
+    """One RayJob; give ``cluster_name`` (an existing cluster) or ``cluster_config`` (its own)."""
+
+    def __init__(
+        self,
+        job_name: str,
+        entrypoint: str,
+        *,
+        cluster_name: str | None = None,
+        cluster_config: ClusterConfiguration | None = None,
+        namespace: str | None = None,
+        runtime_env: dict[str, Any] | None = None,
+        local_queue: str | None = None,
+        priority: str | None = None,
+        shutdown_after_job_finishes: bool | None = None,
+        ttl_seconds_after_finished: int = 0,
+        active_deadline_seconds: int | None = None,
+        backoff_limit: int = 0,
+        entrypoint_num_cpus: float | None = None,
+        entrypoint_num_gpus: float | None = None,
+        client: Client | None = None,
+    ) -> None:
+        from codeflare.api.builders import build_rayjob
+
+        self.name = job_name
+        self.client = client or Client.default()
+        self.namespace = (
+            namespace or (cluster_config.namespace if cluster_config else None) or self.client.namespace
+        )
+        if cluster_config is not None and cluster_config.local_queue is None and local_queue is None:
+            local_queue = self._default_queue()
+        self._manifest = build_rayjob(
+            job_name,
+            entrypoint,
+            self.namespace,
+            cluster_name=cluster_name,
+            cluster_config=cluster_config,
+            runtime_env=runtime_env,
+            local_queue=local_queue,
+            priority=priority,
+            shutdown_after_job_finishes=shutdown_after_job_finishes,
+            ttl_seconds_after_finished=ttl_seconds_after_finished,
+            active_deadline_seconds=active_deadline_seconds,
+            backoff_limit=backoff_limit,
+            entrypoint_num_cpus=entrypoint_num_cpus,
+            entrypoint_num_gpus=entrypoint_num_gpus,
+        )
+
+    def _default_queue(self) -> str | None:
+        from codeflare.kube import errors
+
+        try:
+            queues = self.client.kube.list(_kinds().LOCAL_QUEUE, self.namespace)
+        except errors.KubeError:
+            return None
+        for queue in queues:
+            annotations = (queue.get("metadata") or {}).get("annotations") or {}
+            if str(annotations.get("kueue.x-k8s.io/default-queue", "")).lower() == "true":
+                return str(queue["metadata"]["name"])
+        return None
+
+    def manifest(self) -> dict[str, Any]:
+        return self._manifest
+
+    def submit(self) -> RayJob:
+        """Create the RayJob (idempotent)."""
+        self.client.kube.apply(_kinds().RAYJOB, self._manifest)
+        log.info("submitted RayJob %s/%s", self.namespace, self.name)
+        return self
+
+    def _object(self) -> dict[str, Any]:
+        obj: dict[str, Any] = self.client.kube.get(_kinds().RAYJOB, self.name, self.namespace)
+        return obj
+
+    def status(self) -> RayJobStatus:
+        status = self._object().get("status") or {}
+        return RayJobStatus(
+            deployment=str(status.get("jobDeploymentStatus") or ""),
+            job=str(status.get("jobStatus") or ""),
+            message=str(status.get("message") or ""),
+            job_id=str(status.get("jobId") or ""),
+            cluster=str(status.get("rayClusterName") or ""),
+        )
+
+    def why_pending(self) -> str | None:
+        """The Workload's reason while the job waits in its queue (None once admitted)."""
+        obj = self._object()
+        workloads = self.client.kube.list(
+            _kinds().WORKLOAD,
+            self.namespace,
+            labels={"kueue.x-k8s.io/job-uid": obj["metadata"].get("uid", "")},
+        )
+        if not workloads or (workloads[0].get("status") or {}).get("admission"):
+            return None
+        for cond in (workloads[0].get("status") or {}).get("conditions") or []:
+            if cond.get("type") == "QuotaReserved" and cond.get("status") == "False":
+                return str(cond.get("message") or "")
+        return "waiting for the admission decision"
+
+    def wait(self, timeout: float | None = 900, poll: float = 1.0, progress: bool = True) -> RayJobStatus:
+        """Wait until the job finished (Complete or Failed) and return its final status."""
+        from codeflare.sdk.progress import StatusDisplay
+
+        deadline = None if timeout is None else time.monotonic() + timeout
+        with StatusDisplay(f"job {self.namespace}/{self.name}", enabled=progress) as display:
+            while True:
+                current = self.status()
+                detail = current.message
+                if not current.deployment or current.deployment == "Suspended":
+                    detail = self.why_pending() or detail
+                display.update((current.deployment or "Queued").lower(), detail)
+                if current.finished:
+                    return current
+                if deadline is not None and time.monotonic() > deadline:
+                    raise WaitTimeout(
+                        f"RayJob {self.namespace}/{self.name} not finished after {timeout}s "
+                        f"({current.deployment or 'queued'})"
+                    )
+                time.sleep(poll)
+
+    def logs(self) -> str:
+        """The job's output: kept logs after it ended, live logs while it runs."""
+        from codeflare.kube import errors
+
+        kept = self.client.kube.find(_kinds().CONFIGMAP, f"{self.name}-logs", self.namespace)
+        if kept is not None:
+            return str((kept.get("data") or {}).get("logs", ""))
+        status = self.status()
+        if not status.job_id:
+            return ""
+        from codeflare.sdk.cluster import dashboard_uri, job_client_for
+
+        rc = (
+            self.client.kube.find(_kinds().RAYCLUSTER, status.cluster, self.namespace)
+            if status.cluster
+            else None
+        )
+        url = dashboard_uri(self.client, rc) if rc else None
+        if url is None:
+            raise errors.NotFound(
+                f"no logs kept and no running cluster for RayJob {self.name}",
+                kind="RayJob",
+                name=self.name,
+                namespace=self.namespace,
+            )
+        text: str = job_client_for(self.client, url).get_job_logs(status.job_id)
+        return text
+
+    def stop(self) -> None:
+        """Stop the job by suspending it (its own cluster is released).
+
+        A queued job is also deactivated in its queue (Workload ``spec.active: false``, as with
+        Kueue): otherwise the queueing controller would unsuspend the still-admitted job.
+        """
+        obj = self._object()
+        uid = obj["metadata"].get("uid", "")
+        for workload in self.client.kube.list(
+            _kinds().WORKLOAD, self.namespace, labels={"kueue.x-k8s.io/job-uid": uid}
+        ):
+            self.client.kube.patch(
+                _kinds().WORKLOAD, workload["metadata"]["name"], {"spec": {"active": False}}, self.namespace
+            )
+        self.client.kube.patch(_kinds().RAYJOB, self.name, {"spec": {"suspend": True}}, self.namespace)
+
+    def delete(self) -> None:
+        self.client.kube.delete(_kinds().RAYJOB, self.name, self.namespace)
+
+    def __repr__(self) -> str:
+        return f"RayJob({self.namespace}/{self.name})"
