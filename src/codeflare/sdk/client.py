@@ -40,6 +40,20 @@ class Client:
             self._kube = Kube(self.connection, field_manager="codeflare")
         return self._kube
 
+    def default_local_queue(self, namespace: str) -> str | None:
+        """The LocalQueue annotated ``kueue.x-k8s.io/default-queue: "true"`` in ``namespace``, if any."""
+        from codeflare.kube import errors, kinds
+
+        try:
+            queues = self.kube.list(kinds.LOCAL_QUEUE, namespace)
+        except errors.KubeError:
+            return None
+        for queue in queues:
+            annotations = (queue.get("metadata") or {}).get("annotations") or {}
+            if str(annotations.get("kueue.x-k8s.io/default-queue", "")).lower() == "true":
+                return str(queue["metadata"]["name"])
+        return None
+
     def token(self) -> str | None:
         """The bearer token of this connection, if it uses one (for the Ray dashboard's OAuth proxy)."""
         user = getattr(self.connection.config, "user", None)

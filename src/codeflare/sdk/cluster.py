@@ -42,7 +42,7 @@ class Cluster:
         self.client = client or Client.default()
         self.namespace = config.namespace or self.client.namespace
         if config.local_queue is None and config.suspend_when_queued:
-            default = self._default_queue()
+            default = self.client.default_local_queue(self.namespace)
             if default is not None:
                 config.local_queue = default
                 config.validate()
@@ -62,21 +62,6 @@ class Cluster:
         from codeflare.api.builders import build_cluster_manifest
 
         return build_cluster_manifest(self.config, self.namespace)
-
-    def _default_queue(self) -> str | None:
-        """The namespace's default LocalQueue, if it has one (annotation kueue.x-k8s.io/default-queue)."""
-        from codeflare.kube import errors
-
-        try:
-            queues = self.client.kube.list(_kinds().LOCAL_QUEUE, self.namespace)
-        except errors.KubeError as exc:
-            log.debug("no LocalQueue lookup in %s: %s", self.namespace, exc)
-            return None
-        for queue in queues:
-            annotations = (queue.get("metadata") or {}).get("annotations") or {}
-            if str(annotations.get("kueue.x-k8s.io/default-queue", "")).lower() == "true":
-                return str(queue["metadata"]["name"])
-        return None
 
     # -- lifecycle -------------------------------------------------------------------------------
     def apply(self) -> dict[str, Any]:

@@ -77,7 +77,7 @@ class RayJob:
             namespace or (cluster_config.namespace if cluster_config else None) or self.client.namespace
         )
         if cluster_config is not None and cluster_config.local_queue is None and local_queue is None:
-            local_queue = self._default_queue()
+            local_queue = self.client.default_local_queue(self.namespace)
         self._manifest = build_rayjob(
             job_name,
             entrypoint,
@@ -94,19 +94,6 @@ class RayJob:
             entrypoint_num_cpus=entrypoint_num_cpus,
             entrypoint_num_gpus=entrypoint_num_gpus,
         )
-
-    def _default_queue(self) -> str | None:
-        from codeflare.kube import errors
-
-        try:
-            queues = self.client.kube.list(_kinds().LOCAL_QUEUE, self.namespace)
-        except errors.KubeError:
-            return None
-        for queue in queues:
-            annotations = (queue.get("metadata") or {}).get("annotations") or {}
-            if str(annotations.get("kueue.x-k8s.io/default-queue", "")).lower() == "true":
-                return str(queue["metadata"]["name"])
-        return None
 
     def manifest(self) -> dict[str, Any]:
         return self._manifest
