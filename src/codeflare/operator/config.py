@@ -52,6 +52,7 @@ __all__ = [
     "OperatorConfig",
     "QueueingConfig",
     "WaitForPodsReadyConfig",
+    "WebhookConfig",
     "config_map",
 ]
 
@@ -327,6 +328,35 @@ class KubeRayConfig(_Section):
     mtls_enabled: bool = Field(default=True, alias="mTLSEnabled")
 
 
+class WebhookConfig(_Section):
+    """The operator's admission webhooks: HTTPS listener and its self-generated certificates.
+
+    ``bind_address`` port 0 picks a free port (the one chosen is what the webhook configurations
+    name); ``cert_dir`` "" keeps the certificates in a private temporary directory; the serving
+    certificate is valid for ``cert_validity`` and replaced when two thirds of it have passed.
+    """
+
+    enabled: bool = True
+    bind_address: BindAddress = "127.0.0.1:0"
+    cert_dir: str = ""
+    cert_validity: PositiveDuration = timedelta(hours=24)
+
+    @field_validator("bind_address")
+    @classmethod
+    def _not_disabled(cls, value: str) -> str:
+        if value == "0":
+            raise PydanticCustomError("bind_address", 'use "enabled: false" to switch the webhooks off')
+        return value
+
+    @property
+    def listen(self) -> tuple[str, int]:
+        """(host, port) to listen on; port 0 means any free port."""
+        bound = _bind_port(self.bind_address)
+        assert bound is not None
+        host, port = bound
+        return host or "127.0.0.1", port
+
+
 class OperatorConfig(_Section):
     """The whole configuration document (ConfigMap ``codeflare-operator-config``, ``config.yaml``)."""
 
@@ -338,6 +368,7 @@ class OperatorConfig(_Section):
     instascale: InstaScaleConfig = InstaScaleConfig()
     appwrapper: AppWrapperConfig = AppWrapperConfig()
     kuberay: KubeRayConfig = KubeRayConfig()
+    webhook: WebhookConfig = WebhookConfig()
 
     @classmethod
     def default(cls) -> OperatorConfig:

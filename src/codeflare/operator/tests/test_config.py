@@ -31,6 +31,7 @@ appwrapper:       {enabled: true, defaultQueueName: "", userRBACAdmissionCheck: 
                    failureGracePeriod: 1m, retryPausePeriod: 90s, retryLimit: 3,
                    forcefulDeletionGracePeriod: 10m, successTTL: 168h}}
 kuberay:          {rayDashboardOAuthEnabled: true, ingressDomain: "", mTLSEnabled: true}
+webhook:          {enabled: true, bindAddress: "127.0.0.1:0", certDir: "", certValidity: 24h}
 """
 
 
@@ -106,6 +107,8 @@ def test_default_values_in_python_terms() -> None:
     assert config.appwrapper.fault_tolerance.retry_pause_period == timedelta(seconds=90)
     assert config.appwrapper.fault_tolerance.success_ttl == timedelta(days=7)
     assert config.kuberay.mtls_enabled and config.kuberay.ray_dashboard_oauth_enabled
+    assert config.webhook.enabled and config.webhook.listen == ("127.0.0.1", 0)
+    assert config.webhook.cert_validity == timedelta(hours=24)
 
 
 def test_empty_document_means_all_defaults() -> None:
@@ -247,6 +250,8 @@ def test_success_ttl_may_reach_its_default_but_not_beyond() -> None:
             "appwrapper: {faultTolerance: {admissionGracePeriod: 10m, warmupGracePeriod: 2m}}",
             "appwrapper.faultTolerance.warmupGracePeriod: must not be shorter than admissionGracePeriod",
         ),
+        ("webhook: {bindAddress: \"0\"}", 'webhook.bindAddress: use "enabled: false" to switch the webhooks off'),
+        ("webhook: {certValidity: 0s}", "webhook.certValidity: must be greater than 0s"),
         ("kuberay: {mtlsEnabled: false}", 'kuberay.mtlsEnabled: unknown field; did you mean "mTLSEnabled"?'),
         ("[1, 2]", "config.yaml: expected a mapping of sections, got list"),
         ("queueing: {enabled: [", "config.yaml: not valid YAML"),

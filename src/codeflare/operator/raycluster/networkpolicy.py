@@ -1,0 +1,84 @@
+"""NetworkPolicies that confine a RayCluster: workers hear only their own cluster, the head
+only its own cluster plus the ports users need.
+
+Workers: ingress only from pods labelled ``ray.io/cluster=<name>``. Head: from its own pods on
+every port; from anywhere to the dashboard (8265) and the Ray client (10001), plus the OAuth
+proxy (8443) when it is injected; metrics (8080) only from monitoring namespaces.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from codeflare.operator.raycluster import (
+    CLIENT_PORT,
+    CLUSTER_LABEL,
+    DASHBOARD_PORT,
+    METRICS_PORT,
+    NODE_TYPE_LABEL,
+    OAUTH_PORT,
+    Obj,
+    child_metadata,
+    cluster_ref,
+)
+
+MONITORING_NAMESPACES = ("openshift-monitoring", "prometheus", "monitoring")
+
+
+def workers_policy_name(name: str) -> str:
+    return f"{name}-workers"
+
+
+def head_policy_name(name: str) -> str:
+    return f"{name}-head"
+
+
+def _tcp(*ports: int) -> list[Obj]:
+    return [{"protocol": "TCP", "port": port} for port in ports]
+
+
+def workers_policy(rc: Mapping[str, Any]) -> Obj:
+    _, name = cluster_ref(rc)
+    own_pods = {"podSelector": {"matchLabels": {CLUSTER_LABEL: name}}}
+    return {
+        "apiVersion": "networking.k8s.io/v1",
+        "kind": "NetworkPolicy",
+        "metadata": child_metadata(rc, workers_policy_name(name)),
+        "spec": {
+            "podSelector": {"matchLabels": {CLUSTER_LABEL: name, NODE_TYPE_LABEL: "worker"}},
+            "policyTypes": ["Ingress"],
+            "ingress": [{"from": [own_pods]}],
+        },
+    }
+
+
+def head_policy(rc: Mapping[str, Any], oauth: bool = False) -> Obj:
+    _, name = cluster_ref(rc)
+    own_pods = {"podSelector": {"matchLabels": {CLUSTER_LABEL: name}}}
+    public = [DASHBOARD_PORT, CLIENT_PORT] + ([OAUTH_PORT] if oauth else [])
+    monitoring = {
+        "namespaceSelector": {
+            "matchExpressions": [
+                {
+                    "key": "kubernetes.io/metadata.name",
+                    "operator": "In",
+                    "values": list(MONITORING_NAMESPACES),
+                }
+            ]
+        }
+    }
+    return {
+        "apiVersion": "networking.k8s.io/v1",
+        "kind": "NetworkPolicy",
+        "metadata": child_metadata(rc, head_policy_name(name)),
+        "spec": {
+            "podSelector": {"matchLabels": {CLUSTER_LABEL: name, NODE_TYPE_LABEL: "head"}},
+            "policyTypes": ["Ingress"],
+            "ingress": [
+                {"from": [own_pods]},
+                {"ports": _tcp(*public)},
+                {"from": [monitoring], "ports": _tcp(METRICS_PORT)},
+            ],
+        },
+    }
