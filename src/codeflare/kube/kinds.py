@@ -74,6 +74,7 @@ WORKLOAD_PRIORITY_CLASS = Kind(
     "kueue.x-k8s.io", "v1beta1", "WorkloadPriorityClass", "workloadpriorityclasses", False
 )
 MACHINE_SET = Kind("machine.openshift.io", "v1beta1", "MachineSet", "machinesets")
+ROUTE = Kind("route.openshift.io", "v1", "Route", "routes")
 MACHINE_DEPLOYMENT = Kind("cluster.x-k8s.io", "v1beta1", "MachineDeployment", "machinedeployments")
 
 BY_API_KIND: dict[tuple[str, str], Kind] = {

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import importlib
 import logging
 import os
 import socket
@@ -164,8 +165,8 @@ async def _register_controllers(ctx: OperatorContext, registry: Any) -> list[Awa
     else:
         log.info("queueing disabled: Kueue objects are left to an external Kueue")
     if ctx.config.appwrapper.enabled:
-        import importlib
-
         appwrapper = importlib.import_module("codeflare.operator.appwrapper.controller")
         background += appwrapper.register(ctx, registry)
+    background += importlib.import_module("codeflare.operator.webhooks.controller").register(ctx, registry)
+    background += importlib.import_module("codeflare.operator.raycluster.controller").register(ctx, registry)
     return background

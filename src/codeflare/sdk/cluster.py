@@ -196,31 +196,57 @@ class Cluster:
         return f"Cluster({self.namespace}/{self.name})"
 
 
-def dashboard_uri(client: Client, rc: dict[str, Any]) -> str | None:
-    """The dashboard URL: local mode's recorded one, the Ingress/Route host, or the head service."""
+def dashboard_uri(
+    client: Client, rc: dict[str, Any], ingresses: dict[str, dict[str, Any]] | None = None
+) -> str | None:
+    """The dashboard URL: local mode's recorded one, the Ingress/Route host, or the head service.
+
+    ``ingresses`` (by name, from one list call) spares a GET per cluster when listing many.
+    """
     annotations = (rc.get("metadata") or {}).get("annotations") or {}
     if annotations.get(DASHBOARD_ANNOTATION):
         return str(annotations[DASHBOARD_ANNOTATION])
     meta = rc.get("metadata") or {}
     from codeflare.kube import errors
 
-    try:
-        ingress = client.kube.find(
-            _kinds().INGRESS, f"ray-dashboard-{meta.get('name')}", meta.get("namespace")
-        )
-    except errors.KubeError:
-        ingress = None
+    ingress_name = f"ray-dashboard-{meta.get('name')}"
+    if ingresses is not None:
+        ingress = ingresses.get(ingress_name)
+    else:
+        try:
+            ingress = client.kube.find(_kinds().INGRESS, ingress_name, meta.get("namespace"))
+        except errors.KubeError:
+            ingress = None
     if ingress is not None:
         rules = (ingress.get("spec") or {}).get("rules") or []
         if rules and rules[0].get("host"):
             scheme = "https" if (ingress.get("spec") or {}).get("tls") else "http"
             return f"{scheme}://{rules[0]['host']}"
+    route_host = _route_host(client, rc) if ingress is None else None
+    if route_host:
+        return f"https://{route_host}"
     status = rc.get("status") or {}
     port = (status.get("endpoints") or {}).get("dashboard")
     ip = (status.get("head") or {}).get("serviceIP")
     if port and ip:
         return f"http://{ip}:{port}"
     return None
+
+
+def _route_host(client: Client, rc: dict[str, Any]) -> str | None:
+    """The host of the OpenShift Route ``ray-dashboard-<name>`` (None off OpenShift or before admission)."""
+    from codeflare.kube import errors
+
+    meta = rc.get("metadata") or {}
+    try:
+        route = client.kube.find(_kinds().ROUTE, f"ray-dashboard-{meta.get('name')}", meta.get("namespace"))
+    except errors.KubeError:
+        return None
+    if route is None:
+        return None
+    ingresses = (route.get("status") or {}).get("ingress") or []
+    host = (route.get("spec") or {}).get("host") or (ingresses[0].get("host") if ingresses else None)
+    return str(host) if host else None
 
 
 def job_client_for(client: Client, url: str) -> Any:
@@ -276,11 +302,22 @@ def _config_from(rc: dict[str, Any]) -> ClusterConfiguration:
 
 
 def list_all_clusters(namespace: str | None = None, client: Client | None = None) -> list[RayClusterInfo]:
+    """Every RayCluster of the namespace: one list, plus one Ingress list only when a cluster has
+    no recorded dashboard URL (never a request per cluster)."""
+    from codeflare.kube import errors
+
     client = client or Client.default()
-    return [
-        info_of(rc, dashboard_uri(client, rc) or "")
-        for rc in client.kube.list(_kinds().RAYCLUSTER, namespace or client.namespace)
-    ]
+    namespace = namespace or client.namespace
+    clusters = client.kube.list(_kinds().RAYCLUSTER, namespace)
+    ingresses: dict[str, dict[str, Any]] = {}
+    if any(
+        not ((rc.get("metadata") or {}).get("annotations") or {}).get(DASHBOARD_ANNOTATION) for rc in clusters
+    ):
+        try:
+            ingresses = {i["metadata"]["name"]: i for i in client.kube.list(_kinds().INGRESS, namespace)}
+        except errors.KubeError:
+            ingresses = {}
+    return [info_of(rc, dashboard_uri(client, rc, ingresses) or "") for rc in clusters]
 
 
 def list_all_queued(namespace: str | None = None, client: Client | None = None) -> list[dict[str, Any]]:

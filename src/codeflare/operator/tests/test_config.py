@@ -250,7 +250,10 @@ def test_success_ttl_may_reach_its_default_but_not_beyond() -> None:
             "appwrapper: {faultTolerance: {admissionGracePeriod: 10m, warmupGracePeriod: 2m}}",
             "appwrapper.faultTolerance.warmupGracePeriod: must not be shorter than admissionGracePeriod",
         ),
-        ("webhook: {bindAddress: \"0\"}", 'webhook.bindAddress: use "enabled: false" to switch the webhooks off'),
+        (
+            'webhook: {bindAddress: "0"}',
+            'webhook.bindAddress: use "enabled: false" to switch the webhooks off',
+        ),
         ("webhook: {certValidity: 0s}", "webhook.certValidity: must be greater than 0s"),
         ("kuberay: {mtlsEnabled: false}", 'kuberay.mtlsEnabled: unknown field; did you mean "mTLSEnabled"?'),
         ("[1, 2]", "config.yaml: expected a mapping of sections, got list"),

@@ -1,0 +1,102 @@
+"""Runs the webhooks inside the operator: serve, register, report ready, rotate certificates.
+
+:func:`register` marks the ``webhooks`` readiness component false and returns one background
+coroutine that starts the HTTPS server, applies the webhook configurations with the current CA
+bundle, and only then marks ``webhooks`` ready (so ``/readyz`` waits for them). Certificates are
+replaced when two thirds of their validity have passed, and the configurations re-applied
+before the new serving certificate is in use. OpenShift is detected once, from whether the API
+serves ``route.openshift.io``; the OAuth sidecar is injected only there.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from typing import Any
+
+from codeflare import __version__
+from codeflare.kube import errors, kinds
+from codeflare.kube.client import AsyncKube
+from codeflare.operator.context import OperatorContext
+from codeflare.operator.webhooks.admission import AdmissionSettings
+from codeflare.operator.webhooks.server import (
+    WebhookCertificates,
+    WebhookServer,
+    certificate_directory,
+    register_configurations,
+)
+
+log = logging.getLogger(__name__)
+READY_COMPONENT = "webhooks"
+
+
+async def serves_routes(kube: AsyncKube, namespace: str) -> bool:
+    """Whether the API serves OpenShift Routes (``route.openshift.io``), i.e. this is OpenShift."""
+    try:
+        await kube.list(kinds.ROUTE, namespace)
+    except errors.NotFound:
+        return False
+    except errors.KubeError as exc:
+        log.warning("cannot tell whether route.openshift.io is served (%s); assuming plain Kubernetes", exc)
+        return False
+    return True
+
+
+def admission_settings(ctx: OperatorContext, openshift: bool) -> AdmissionSettings:
+    kuberay, aw = ctx.config.kuberay, ctx.config.appwrapper
+    return AdmissionSettings(
+        operator_version=__version__,
+        mtls_enabled=kuberay.mtls_enabled,
+        oauth_enabled=kuberay.ray_dashboard_oauth_enabled and openshift,
+        default_queue_name=aw.default_queue_name,
+        user_rbac_admission_check=aw.user_rbac_admission_check,
+    )
+
+
+async def _register_until_current(ctx: OperatorContext, base_url: str, bundle: str) -> None:
+    delay = 0.5
+    while True:
+        try:
+            if await register_configurations(ctx.kube, base_url, bundle):
+                return
+            log.warning("webhook configurations do not carry the current CA bundle yet; retrying")
+        except errors.KubeError as exc:
+            log.warning("cannot register the webhook configurations: %s; retrying", exc)
+        await asyncio.sleep(delay)
+        delay = min(delay * 2, 10.0)
+
+
+async def serve_webhooks(ctx: OperatorContext) -> None:
+    """Serve until cancelled (the operator's shutdown)."""
+    settings = ctx.config.webhook
+    directory, holder = certificate_directory(settings.cert_dir)
+    certificates = WebhookCertificates(directory, settings.cert_validity, ctx.clock)
+    certificates.rotate()
+    openshift = await serves_routes(ctx.kube, ctx.namespace)
+    server = WebhookServer(ctx.kube, admission_settings(ctx, openshift), certificates)
+    host, port = settings.listen
+    try:
+        port = await server.start(host, port)
+        base_url = f"https://{host}:{port}"
+        await _register_until_current(ctx, base_url, certificates.ca_bundle_b64)
+        ctx.mark_ready(READY_COMPONENT)
+        log.info("webhooks registered (%s, OpenShift: %s)", base_url, openshift)
+        while True:
+            await asyncio.sleep(certificates.seconds_until_rotation())
+            # Announce the new CA first (the bundle keeps the old one), then serve with it.
+            certificates.rotate()
+            await _register_until_current(ctx, base_url, certificates.ca_bundle_b64)
+            log.info("webhook certificate rotated")
+    finally:
+        await server.stop()
+        if holder is not None:
+            holder.cleanup()
+
+
+def register(ctx: OperatorContext, registry: Any) -> list[Any]:
+    """The webhooks' background coroutine (none when ``webhook.enabled`` is false)."""
+    if not ctx.config.webhook.enabled:
+        log.info("webhooks disabled by configuration")
+        return []
+    ctx.mark_ready(READY_COMPONENT, False)
+    return [serve_webhooks(ctx)]
