@@ -35,6 +35,7 @@ FINALIZER = "local.codeflare.dev/ray-processes"
 STATE_ANNOTATION = "local.codeflare.dev/processes"
 DASHBOARD_ANNOTATION = "local.codeflare.dev/dashboard-url"
 FIELD_MANAGER = "codeflare-local-agent"
+HEAD_START_ATTEMPTS = 3
 #: How soon a cluster that is not ready yet is looked at again (each look is one HTTP call to
 #: its dashboard plus API reads; status is only written when it changed).
 _NOT_READY_POLL_S = 0.25
@@ -82,6 +83,7 @@ class NodeAgent:
         self.journal.mkdir(parents=True, exist_ok=True)
         self.clusters: dict[str, LocalRayCluster] = {}
         self._written: dict[tuple[str, str, str], Any] = {}
+        self._head_failures: dict[str, int] = {}
         self._dirty: set[tuple[str, str]] = set()
         self._running: dict[tuple[str, str], asyncio.Task[None]] = {}
         self._wake = asyncio.Event()
@@ -406,8 +408,25 @@ class NodeAgent:
             try:
                 await self._start_head(rc, runtime)
             except (RayNodeFailedError, ClusterNotReadyError, OSError, ValueError) as exc:
+                attempts = self._head_failures.get(uid, 0) + 1
+                self._head_failures[uid] = attempts
+                if attempts < HEAD_START_ATTEMPTS:
+                    # a loaded host can make Ray's own startup wait time out: retry, as a kubelet would
+                    log.warning(
+                        "RayCluster %s/%s: head start attempt %d failed: %s; retrying",
+                        meta.get("namespace"),
+                        meta["name"],
+                        attempts,
+                        str(exc).splitlines()[0],
+                    )
+                    self.clusters.pop(uid, None)
+                    await asyncio.to_thread(runtime.stop, 1.0)  # workers may have started early
+                    await asyncio.sleep(2.0 * attempts)
+                    self.mark(meta.get("namespace", ""), meta["name"])
+                    return None
                 await self._fail(rc, runtime, f"Ray head did not start: {exc}")
                 return None
+            self._head_failures.pop(uid, None)
             self._journal_write(uid, runtime)
             await self._write_annotations(rc, runtime)
         return runtime
