@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import copy
 import dataclasses
 import logging
 from collections.abc import Awaitable, Callable
@@ -25,13 +26,15 @@ from codeflare.kube.kinds import Kind
 from codeflare.operator.context import OperatorContext
 from codeflare.operator.queueing import convert, jobs, status
 from codeflare.operator.queueing.conditions import get_condition
-from codeflare.scheduling import Admission, AdmissionEngine, SchedulingResult, workload_key
+from codeflare.scheduling import Admission, AdmissionEngine, PendingInfo, SchedulingResult, workload_key
 
 log = logging.getLogger(__name__)
 
 Obj = dict[str, Any]
 JobRef = tuple[Kind, str, str]  # kind, namespace, name
 DEFAULT_QUEUE_ANNOTATION = "kueue.x-k8s.io/default-queue"
+WRITE_CONCURRENCY = 16  # parallel status writes per cycle
+QUEUE_STATUS_INTERVAL = 1.0  # seconds between ClusterQueue/LocalQueue status refreshes under load
 MANAGED_POD_LABELS = ("ray.io/cluster", "workload.codeflare.dev/appwrapper")
 
 
@@ -55,6 +58,8 @@ class QueueingController:
         self._dirty_jobs: dict[JobRef, None] = {}
         self._jobs_ready = asyncio.Event()
         self._inflight: set[str] = set()
+        self._queue_status_at = 0.0
+        self._queue_status_due = False
         self._priorities: dict[str, int] = {}
         self._workload_of_job: dict[str, str] = {}  # job uid -> workload key
         self._unmanaged: dict[str, dict[str, int]] = {}  # node -> resource -> milli
@@ -228,13 +233,20 @@ class QueueingController:
             result = self.engine.schedule(self.ctx.clock())
             try:
                 await self._apply(result)
-                await self._write_queue_status()
+                if self.ctx.clock() - self._queue_status_at >= QUEUE_STATUS_INTERVAL:
+                    self._queue_status_at = self.ctx.clock()
+                    self._queue_status_due = False
+                    await self._write_queue_status()
+                else:
+                    self._queue_status_due = True
             except errors.KubeError as exc:
                 log.warning("writing scheduling decisions failed: %s", exc)
                 self._poke()
             timeout = None
             if result.next_wakeup is not None:
                 timeout = max(0.05, result.next_wakeup - self.ctx.clock())
+            if self._queue_status_due:
+                timeout = min(timeout or QUEUE_STATUS_INTERVAL, QUEUE_STATUS_INTERVAL)
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self._wake.wait(), timeout=timeout)
             await asyncio.sleep(0.02)  # coalesce bursts of events into one cycle
@@ -253,7 +265,15 @@ class QueueingController:
             current["status"] = new_status
             return current
 
+        cached = self._workload_obj(key)
         try:
+            if cached is not None:
+                # one request in the common case: write against the cached resourceVersion
+                edited = edit(copy.deepcopy(cached))
+                if edited is None:
+                    return None
+                with contextlib.suppress(errors.Conflict):
+                    return await self.ctx.kube.replace_status(kinds.WORKLOAD, edited)
             return await self.ctx.kube.update(kinds.WORKLOAD, name, namespace, edit, status=True)
         except errors.NotFound:
             return None
@@ -265,30 +285,56 @@ class QueueingController:
         # not put the workload back in the queue and free its quota for someone else.
         unwritten = dict(result.admissions)
         self._inflight.update(unwritten)
-        try:
-            for key, admission in result.admissions.items():
+        limit = asyncio.Semaphore(WRITE_CONCURRENCY)
+
+        async def admit(key: str, admission: Admission) -> None:
+            async with limit:
                 await self._admit(key, admission, now, result.now)
-                unwritten.pop(key)
+            unwritten.pop(key, None)
+
+        try:
+            outcomes = await asyncio.gather(
+                *(admit(k, a) for k, a in result.admissions.items()), return_exceptions=True
+            )
         finally:
             for key in unwritten:  # a write failed: forget the decision, requeue from the API's view
                 self._forget_admission(key)
+        failures = [o for o in outcomes if isinstance(o, BaseException)]
+        if failures:
+            raise failures[0]
         for preempted in result.preemptions:
             self.ctx.metrics.preemptions.labels(reason=preempted.reason).inc()
             await self._evict(preempted.victim, "Preempted", preempted.message, now)
         for eviction in result.evictions:
             await self._evict(eviction.workload, eviction.reason, eviction.message, now)
-        reasons = {key: info.message for key, info in result.pending.items()}
+        reasons = {key: self._explain(key, info) for key, info in result.pending.items()}
         for key in self._unexplained():
             info = self.engine.pending_reason(key)
             if info is not None:
-                reasons.setdefault(key, info.message)
+                reasons.setdefault(key, self._explain(key, info))
+        writes = []
         for key, message in reasons.items():
             if key in self._inflight:
                 continue
             cached = self._workload_obj(key)
             if cached is None or status.pending_status(cached, message, now) is None:
                 continue
-            await self._write_status(key, _pending_change(message, now))
+            writes.append(self._limited(limit, self._write_status(key, _pending_change(message, now))))
+        for outcome in await asyncio.gather(*writes, return_exceptions=True):
+            if isinstance(outcome, BaseException):
+                raise outcome
+
+    @staticmethod
+    async def _limited(limit: asyncio.Semaphore, call: Awaitable[Any]) -> Any:
+        async with limit:
+            return await call
+
+    def _explain(self, key: str, info: PendingInfo) -> str:
+        """The engine's reason; when only node capacity is short, plus what scale-out says about it."""
+        scale_out = get_condition(self._workload_obj(key) or {}, "ScaleOut") if info.capacity_only else None
+        if scale_out and scale_out.get("message"):
+            return f"{info.message}; {scale_out['message']}"
+        return info.message
 
     def _unexplained(self) -> list[str]:
         """Pending workloads that carry no reason yet (the engine reports only what it examined)."""
