@@ -21,6 +21,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import psutil
+
 from codeflare.kube import errors, kinds
 from codeflare.kube.client import AsyncKube
 from codeflare.kube.informer import Informer
@@ -78,7 +80,9 @@ class NodeAgent:
         self.node_name = node_name or socket.gethostname().lower() or "local-node"
         self.resync = resync
         self.heartbeat = heartbeat
-        self.ports = ports or PortAllocator(self.home / "ports")
+        # The host-wide registry, not one per home: agents of different homes (two `local up`s,
+        # parallel test runs) must never hand out the same port.
+        self.ports = ports or PortAllocator()
         self.journal = self.home / "clusters"
         self.journal.mkdir(parents=True, exist_ok=True)
         self.clusters: dict[str, LocalRayCluster] = {}
@@ -455,8 +459,8 @@ class NodeAgent:
             if not workers_started and runtime.head is not None:
                 try:
                     self._journal_write(uid, runtime)
-                    raylet = runtime.head.ports.node_manager
-                    if await asyncio.to_thread(_port_open, raylet):
+                    head_node = runtime.head
+                    if await asyncio.to_thread(_listens, head_node.handle.pid, head_node.ports.node_manager):
                         workers_started = True
                         await self._scale_workers(rc, runtime)
                         self._journal_write(uid, runtime)
@@ -649,12 +653,18 @@ class NodeAgent:
             self._written[key] = comparable
 
 
-def _port_open(port: int) -> bool:
+def _listens(pid: int, port: int) -> bool:
+    """Whether ``pid`` or one of its descendants listens on TCP ``port`` (not just anyone)."""
     try:
-        with socket.create_connection((shapes.LOOPBACK, port), timeout=1.0):
-            return True
-    except OSError:
+        leader = psutil.Process(pid)
+        for proc in [leader, *leader.children(recursive=True)]:
+            with contextlib.suppress(psutil.NoSuchProcess, psutil.AccessDenied):
+                for conn in proc.net_connections(kind="tcp"):
+                    if conn.status == psutil.CONN_LISTEN and conn.laddr and conn.laddr.port == port:
+                        return True
+    except (psutil.NoSuchProcess, psutil.AccessDenied):
         return False
+    return False
 
 
 def _node_names(cluster: str, pods: list[str]) -> list[str]:
