@@ -2,7 +2,7 @@
 
 An admin token is generated at first start and kept (mode 0600) in the state directory; more
 users come from a static tokens file in Kubernetes' CSV format
-(``token,user,uid,"group1,group2"``). Service-account tokens can be added at run time. A request
+(``token,user,uid,"group1,group2"``). Resolvers (service-account tokens) are consulted for the rest. A request
 without a valid token is anonymous; the HTTP layer answers 401 for anything but public paths.
 """
 
@@ -13,6 +13,7 @@ import io
 import logging
 import os
 import secrets
+from collections.abc import Callable
 from pathlib import Path
 
 from codeflare.apiserver.context import UserInfo
@@ -63,6 +64,11 @@ class TokenAuthenticator:
     def __init__(self, admin_token: str, users: dict[str, UserInfo] | None = None) -> None:
         self._users: dict[str, UserInfo] = {admin_token: ADMIN_USER}
         self._users.update(users or {})
+        self._resolvers: list[Callable[[str], UserInfo | None]] = []
+
+    def add_resolver(self, resolver: Callable[[str], UserInfo | None]) -> None:
+        """Consult ``resolver`` (token -> user or None) for tokens that are not static."""
+        self._resolvers.append(resolver)
 
     def add(self, token: str, user: UserInfo) -> None:
         self._users[token] = user
@@ -81,4 +87,8 @@ class TokenAuthenticator:
         if user is None:
             # compare anyway to keep timing independent of which prefix matched
             secrets.compare_digest(token, token)
+            for resolver in self._resolvers:
+                user = resolver(token.strip())
+                if user is not None:
+                    break
         return user

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import copy
+import dataclasses
 import json
 import logging
 from collections.abc import Awaitable, Callable
@@ -21,6 +23,7 @@ import yaml
 from aiohttp import web
 
 from codeflare.apiserver import bodies, discovery, errors, tables
+from codeflare.apiserver.admission import Admission, AdmissionRequest
 from codeflare.apiserver.auth import ANONYMOUS, TokenAuthenticator
 from codeflare.apiserver.context import RequestContext, UserInfo
 from codeflare.apiserver.objects import ObjectAPI
@@ -53,6 +56,8 @@ class RequestAttributes:
 
 
 Authorizer = Callable[[UserInfo, RequestAttributes], Awaitable[str | None]]
+# A create-only endpoint that is not stored (reviews, TokenRequest): (rt, attrs, ctx, body) -> answer
+VirtualCreate = Callable[[ResourceType, RequestAttributes, RequestContext, Any], Awaitable[dict[str, Any]]]
 
 
 async def allow_all(user: UserInfo, attrs: RequestAttributes) -> str | None:
@@ -118,6 +123,15 @@ def parse_body(raw: bytes, content_type: str) -> Any:
         raise errors.bad_request(f"the request body could not be decoded: {str(exc)[:200]}") from exc
 
 
+def _dry(ctx: RequestContext) -> RequestContext:
+    """A dry-run copy of ``ctx`` that collects its own warnings (the real write repeats them)."""
+    return dataclasses.replace(ctx, dry_run=True, warnings=[])
+
+
+def _attrs_of(rt: ResourceType, namespace: str, name: str, sub: str = "") -> RequestAttributes:
+    return RequestAttributes("", "", True, rt.group, rt.version, rt.plural, sub, namespace, name)
+
+
 class ApiHandlers:
     """Serves the Kubernetes REST API over an :class:`ObjectAPI`."""
 
@@ -131,8 +145,12 @@ class ApiHandlers:
         authorizer: Authorizer = allow_all,
         bookmark_interval: float = 15.0,
         openapi: Any = None,
+        admission: Admission | None = None,
+        virtual: dict[tuple[str, str], VirtualCreate] | None = None,
     ) -> None:
         self.api = api
+        self.admission = admission
+        self.virtual = dict(virtual or {})
         self.hub = hub
         self.authn = authn
         self.authorizer = authorizer
@@ -192,7 +210,7 @@ class ApiHandlers:
             what = attrs.resource + (f"/{attrs.subresource}" if attrs.subresource else "")
             scope = f' in the namespace "{attrs.namespace}"' if attrs.namespace else " at the cluster scope"
             name = f' "{attrs.name}"' if attrs.name else ""
-            qualified = what + (f".{attrs.group}" if attrs.group else "")
+            qualified = attrs.resource + (f".{attrs.group}" if attrs.group else "")
             msg = (
                 f'{qualified}{name} is forbidden: User "{user.username}" '
                 f'cannot {attrs.verb} resource "{what}" in API group "{attrs.group}"{scope}'
@@ -345,6 +363,12 @@ class ApiHandlers:
     ) -> web.StreamResponse:
         api = self.api
         verb, ns, name, sub = attrs.verb, attrs.namespace, attrs.name, attrs.subresource
+        virtual = self.virtual.get((rt.key, sub))
+        if virtual is not None:
+            if verb != "create":
+                raise errors.method_not_allowed()
+            answer = await virtual(rt, attrs, ctx, await self._body(request))
+            return json_response(answer, 201, ctx.warnings)
         if verb == "get":
             if sub == "scale":
                 return json_response(api.get_scale(rt, ns, name))
@@ -358,7 +382,11 @@ class ApiHandlers:
                 raise errors.method_not_allowed()
             if rt.namespaced and not ns:
                 raise errors.ApiError(404, "NotFound", "the server could not find the requested resource")
-            created = api.create(rt, ns, await self._body(request), ctx)
+            body = await self._body(request)
+            if self._admitting("CREATE", rt, "", ctx):
+                candidate = api.create(rt, ns, copy.deepcopy(body), _dry(ctx))
+                body = await self._admit("CREATE", rt, attrs, candidate, None, ctx, "CreateOptions")
+            created = api.create(rt, ns, body, ctx)
             return self._render(request, rt, created, 201, ctx)
         if verb in ("update", "patch") and not name:
             raise errors.method_not_allowed()  # PUT/PATCH address one object, never a collection
@@ -366,7 +394,7 @@ class ApiHandlers:
             body = await self._body(request)
             if sub == "scale":
                 return json_response(api.update_scale(rt, ns, name, body, ctx), 200, ctx.warnings)
-            updated = api.update(rt, ns, name, body, ctx, subresource="" if sub == "finalize" else sub)
+            updated = await self._update(rt, attrs, body, ctx, "" if sub == "finalize" else sub)
             return self._render(request, rt, updated, 200, ctx)
         if verb == "patch":
             return await self._patch(request, rt, ns, name, sub, ctx)
@@ -377,9 +405,113 @@ class ApiHandlers:
                 raise errors.method_not_allowed()
             labels, fields = self._selectors(request, rt)
             options = await self._delete_options(request)
-            api.delete_collection(rt, ns or None, ctx, labels, fields, options.get("propagationPolicy", ""))
+            propagation = options.get("propagationPolicy", "")
+            if self._admitting("DELETE", rt, "", ctx):
+                await self._delete_each_admitted(rt, ns, ctx, labels, fields, propagation)
+            else:
+                api.delete_collection(rt, ns or None, ctx, labels, fields, propagation)
             return json_response({"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success"})
         raise errors.method_not_allowed()
+
+    # -- admission ------------------------------------------------------------------------------
+    # The object API is synchronous: a write under admission is first computed as a dry run, the
+    # candidate is admitted (webhooks may take seconds and may mutate it), then committed. Other
+    # requests interleave while webhooks run, so the commit is guarded by the resourceVersion the
+    # candidate was computed from: updates answer 409 when it moved, patches are recomputed.
+    def _admitting(self, operation: str, rt: ResourceType, sub: str, ctx: RequestContext) -> bool:
+        return self.admission is not None and self.admission.wants(operation, rt, sub, ctx)
+
+    async def _admit(
+        self,
+        operation: str,
+        rt: ResourceType,
+        attrs: RequestAttributes,
+        obj: dict[str, Any] | None,
+        old: dict[str, Any] | None,
+        ctx: RequestContext,
+        options_kind: str,
+    ) -> Any:
+        assert self.admission is not None
+        name = attrs.name or str(((obj or {}).get("metadata") or {}).get("name") or "")
+        req = AdmissionRequest(
+            operation, rt, attrs.subresource, attrs.namespace, name, obj, old, ctx, options_kind
+        )
+        return await self.admission.admit(req)
+
+    async def _update(
+        self, rt: ResourceType, attrs: RequestAttributes, body: Any, ctx: RequestContext, sub: str
+    ) -> dict[str, Any]:
+        api, ns, name = self.api, attrs.namespace, attrs.name
+        if not self._admitting("UPDATE", rt, sub, ctx):
+            return api.update(rt, ns, name, body, ctx, subresource=sub)
+        base = api.get(rt, ns, name)
+        candidate = api.update(rt, ns, name, copy.deepcopy(body), _dry(ctx), subresource=sub)
+        admitted = await self._admit("UPDATE", rt, attrs, candidate, base, ctx, "UpdateOptions")
+        current = api.store.get(rt.key, ns, name)
+        base_rv = base["metadata"]["resourceVersion"]
+        if current is None:
+            raise errors.not_found(rt.plural, name, rt.group)
+        if current["metadata"]["resourceVersion"] != base_rv:
+            raise errors.conflict(rt.plural, name, rt.group)
+        if admitted == candidate:
+            return api.update(rt, ns, name, body, ctx, subresource=sub)
+        admitted["metadata"]["resourceVersion"] = base_rv
+        return api.update(rt, ns, name, admitted, ctx, subresource=sub, require_version=True)
+
+    async def _patch_admitted(
+        self,
+        rt: ResourceType,
+        ns: str,
+        name: str,
+        patch_type: str,
+        body: Any,
+        ctx: RequestContext,
+        sub: str,
+        force: bool,
+    ) -> tuple[dict[str, Any], bool]:
+        api = self.api
+        attrs = _attrs_of(rt, ns, name, sub)
+        for _ in range(5):
+            base = api.store.get(rt.key, ns, name)
+            operation = "CREATE" if base is None else "UPDATE"
+            if not self._admitting(operation, rt, sub, ctx):
+                return api.patch(rt, ns, name, patch_type, body, ctx, subresource=sub, force=force)
+            candidate, created = api.patch(
+                rt, ns, name, patch_type, copy.deepcopy(body), _dry(ctx), subresource=sub, force=force
+            )
+            old = api.present(rt, base) if base is not None else None
+            admitted = await self._admit(operation, rt, attrs, candidate, old, ctx, "PatchOptions")
+            current = api.store.get(rt.key, ns, name)
+            base_rv = base["metadata"]["resourceVersion"] if base is not None else None
+            current_rv = current["metadata"]["resourceVersion"] if current is not None else None
+            if current_rv != base_rv:
+                continue  # changed while the webhooks ran: recompute the patch on the new object
+            if admitted == candidate:
+                return api.patch(rt, ns, name, patch_type, body, ctx, subresource=sub, force=force)
+            if created:
+                return api.create(rt, ns, admitted, ctx), True
+            admitted["metadata"]["resourceVersion"] = base_rv
+            return api.update(rt, ns, name, admitted, ctx, subresource=sub, require_version=True), False
+        raise errors.conflict(rt.plural, name, rt.group)
+
+    async def _delete_each_admitted(
+        self,
+        rt: ResourceType,
+        ns: str,
+        ctx: RequestContext,
+        labels: LabelSelector | None,
+        fields: FieldSelector | None,
+        propagation: str,
+    ) -> None:
+        for obj in self.api.list_objects(rt, ns or None, labels, fields).items:
+            meta = obj["metadata"]
+            obj_ns, obj_name = meta.get("namespace", ""), meta["name"]
+            await self._admit("DELETE", rt, _attrs_of(rt, obj_ns, obj_name), None, obj, ctx, "DeleteOptions")
+            try:
+                self.api.delete(rt, obj_ns, obj_name, ctx, propagation)
+            except errors.ApiError as exc:
+                if exc.code != 404:
+                    raise
 
     def _selectors(
         self, request: web.Request, rt: ResourceType
@@ -426,7 +558,7 @@ class ApiHandlers:
             return json_response(
                 self.api.update_scale(rt, ns, name, body, ctx, patch_type), 200, ctx.warnings
             )
-        obj, created = self.api.patch(rt, ns, name, patch_type, body, ctx, subresource=sub, force=force)
+        obj, created = await self._patch_admitted(rt, ns, name, patch_type, body, ctx, sub, force)
         return self._render(request, rt, obj, 201 if created else 200, ctx)
 
     async def _delete_options(self, request: web.Request) -> dict[str, Any]:
@@ -459,6 +591,9 @@ class ApiHandlers:
         options = await self._delete_options(request)
         if options.get("dryRun"):
             ctx.dry_run = True
+        if self._admitting("DELETE", rt, "", ctx):
+            old = self.api.get(rt, ns, name)
+            await self._admit("DELETE", rt, _attrs_of(rt, ns, name), None, old, ctx, "DeleteOptions")
         result = self.api.delete(
             rt, ns, name, ctx, options.get("propagationPolicy") or "", options.get("preconditions")
         )

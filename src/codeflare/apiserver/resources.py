@@ -107,14 +107,17 @@ class ResourceType:
             entry["categories"] = list(self.categories)
         out = [entry]
         for sub in self.subresources():
-            sub_kind = "Scale" if sub == "scale" else self.kind
+            sub_kind = {"scale": "Scale", "token": "TokenRequest"}.get(sub, self.kind)
             sub_entry: dict[str, Any] = {
                 "name": f"{self.plural}/{sub}",
                 "singularName": "",
                 "namespaced": self.namespaced,
                 "kind": sub_kind,
-                "verbs": ["get", "patch", "update"],
+                "verbs": ["create"] if sub == "token" else ["get", "patch", "update"],
             }
+            if sub == "token":
+                sub_entry["group"] = "authentication.k8s.io"
+                sub_entry["version"] = "v1"
             if sub == "scale":
                 sub_entry["group"] = "autoscaling"
                 sub_entry["version"] = "v1"
@@ -238,7 +241,7 @@ def builtin_resources() -> list[ResourceType]:
         _builtin(
             "", "v1", "secrets", "Secret", True, fields=("type",), columns=(col("Type", "string", ".type"),)
         ),
-        _builtin("", "v1", "serviceaccounts", "ServiceAccount", True, ("sa",)),
+        _builtin("", "v1", "serviceaccounts", "ServiceAccount", True, ("sa",), extra=("token",)),
         _builtin(
             "",
             "v1",

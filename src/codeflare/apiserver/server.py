@@ -1,8 +1,10 @@
 """Assembles and runs the embedded API server: store, registry, object API, GC and HTTP.
 
 ``ApiServer`` owns one state directory: ``state.db`` (SQLite, WAL), the CA and serving
-certificate, the admin token and the ``kubeconfig`` it writes once it listens. It binds
-127.0.0.1 unless told otherwise and serves HTTPS unless plain HTTP is asked for explicitly.
+certificate, the admin token, ``serviceaccount-tokens.db`` and the ``kubeconfig`` it writes once
+it listens. It binds 127.0.0.1 unless told otherwise and serves HTTPS unless plain HTTP is asked
+for explicitly. Authorization is RBAC by default (the admin token is in ``system:masters``), with
+Kubernetes' default ClusterRoles written at startup; every write passes admission (webhooks).
 """
 
 from __future__ import annotations
@@ -17,15 +19,24 @@ from typing import Any
 
 from aiohttp import web
 
-from codeflare.apiserver import kubeconfig
+from codeflare.apiserver import errors, kubeconfig
+from codeflare.apiserver.admission import Admission
 from codeflare.apiserver.auth import TokenAuthenticator, load_or_create_admin_token, parse_tokens_file
+from codeflare.apiserver.authz import (
+    Authorization,
+    bootstrap_cluster_role_bindings,
+    bootstrap_cluster_roles,
+    register_reviews,
+)
 from codeflare.apiserver.certs import load_or_create_serving
 from codeflare.apiserver.context import RequestContext
 from codeflare.apiserver.gc import GarbageCollector
-from codeflare.apiserver.handlers import ApiHandlers, Authorizer, allow_all
+from codeflare.apiserver.handlers import ApiHandlers, Authorizer
 from codeflare.apiserver.objects import ObjectAPI, now_rfc3339
 from codeflare.apiserver.openapi_docs import OpenAPIDocuments
+from codeflare.apiserver.rbac import RbacIndex
 from codeflare.apiserver.resources import ResourceRegistry, builtin_resources
+from codeflare.apiserver.serviceaccounts import ServiceAccountTokens
 from codeflare.apiserver.store import ObjectStore
 from codeflare.apiserver.strategies import CRD_KEY, Strategies, register_crd
 from codeflare.apiserver.watch import WatchHub
@@ -33,6 +44,7 @@ from codeflare.apiserver.watch import WatchHub
 log = logging.getLogger(__name__)
 
 DEFAULT_NAMESPACES = ("default", "kube-system", "kube-public", "kube-node-lease")
+AUTHORIZATION_MODES = ("rbac", "always-allow")
 
 
 class ApiServer:
@@ -49,8 +61,12 @@ class ApiServer:
         bookmark_interval: float = 15.0,
         gc_resync: float = 1.0,
         history: int = 20_000,
-        authorizer: Authorizer = allow_all,
+        authorization: str = "rbac",
+        authorizer: Authorizer | None = None,
     ) -> None:
+        if authorization not in AUTHORIZATION_MODES:
+            modes = ", ".join(AUTHORIZATION_MODES)
+            raise ValueError(f"authorization must be one of {modes}, not {authorization!r}")
         self.state_dir = Path(state_dir)
         self.state_dir.mkdir(parents=True, exist_ok=True)
         self.host = host
@@ -61,6 +77,7 @@ class ApiServer:
         self.authn = TokenAuthenticator(self.admin_token, users)
         self.store = ObjectStore(self.state_dir / "state.db", history=history)
         self.registry = ResourceRegistry(builtin_resources())
+        register_reviews(self.registry)
         self.strategies = Strategies(self.registry, self.store, now_rfc3339)
         self.api = ObjectAPI(self.store, self.registry, self.strategies)
         for crd in list(self.store.iter(CRD_KEY)):
@@ -70,19 +87,31 @@ class ApiServer:
                 log.exception("stored CRD %s could not be served", crd["metadata"].get("name"))
         self.hub = WatchHub(self.store)
         self.gc = GarbageCollector(self.api, gc_resync)
+        self.sa_tokens = ServiceAccountTokens(self.state_dir / "serviceaccount-tokens.db", self.store)
+        self.authn.add_resolver(self.sa_tokens.authenticate)
+        self.rbac = RbacIndex(self.store)
+        self.authorization = Authorization(
+            self.rbac, self.authn.authenticate, enabled=authorization == "rbac" and authorizer is None
+        )
+        self.admission = Admission(self.store, self.registry, self.authorization)
+        virtual = self.authorization.handlers()
+        virtual[("core/serviceaccounts", "token")] = self.sa_tokens.token_request
         self.handlers = ApiHandlers(
             self.api,
             self.hub,
             self.authn,
             f"{host}:{port}",
-            authorizer=authorizer,
+            authorizer=authorizer or self.authorization.authorizer,
             bookmark_interval=bookmark_interval,
             openapi=OpenAPIDocuments(self.registry),
+            admission=self.admission,
+            virtual=virtual,
         )
         self._runner: web.AppRunner | None = None
         self._tasks: list[asyncio.Task[Any]] = []
         self.ca_path: Path | None = None
         self._ensure_namespaces()
+        self._ensure_default_rbac()
 
     def _ensure_namespaces(self) -> None:
         rt = self.registry.get("", "v1", "namespaces")
@@ -91,6 +120,32 @@ class ApiServer:
         for name in DEFAULT_NAMESPACES:
             if self.store.get(rt.key, "", name) is None:
                 self.api.create(rt, "", {"metadata": {"name": name}}, ctx)
+
+    def _ensure_default_rbac(self) -> None:
+        """Write missing default ClusterRoles/bindings; refresh those still marked autoupdate."""
+        ctx = RequestContext(field_manager="codeflare-apiserver")
+        for plural, objects in (
+            ("clusterroles", bootstrap_cluster_roles()),
+            ("clusterrolebindings", bootstrap_cluster_role_bindings()),
+        ):
+            rt = self.registry.get("rbac.authorization.k8s.io", "v1", plural)
+            assert rt is not None
+            for obj in objects:
+                name = obj["metadata"]["name"]
+                current = self.store.get(rt.key, "", name)
+                try:
+                    if current is None:
+                        self.api.create(rt, "", obj, ctx)
+                        continue
+                    autoupdate = (current["metadata"].get("annotations") or {}).get(
+                        "rbac.authorization.kubernetes.io/autoupdate"
+                    )
+                    fields = ("rules", "aggregationRule", "roleRef", "subjects")
+                    if autoupdate == "true" and any(current.get(f) != obj.get(f) for f in fields):
+                        body = {**current, **{f: obj[f] for f in fields if f in obj}}
+                        self.api.update(rt, "", name, body, ctx)
+                except errors.ApiError as exc:
+                    log.warning("default RBAC %s %s not written: %s", plural, name, exc.message)
 
     @property
     def url(self) -> str:
@@ -136,6 +191,8 @@ class ApiServer:
         if self._runner is not None:
             await self._runner.cleanup()
             self._runner = None
+        await self.admission.close()
+        self.sa_tokens.close()
         self.store.close()
 
     async def serve_forever(self) -> None:

@@ -141,6 +141,10 @@ class Strategies:
     def validate(self, rt: ResourceType, obj: dict[str, Any], old: dict[str, Any] | None) -> list[FieldError]:
         if rt.key == CRD_KEY:
             return validate_crd(obj, old, self.registry)
+        if rt.key.startswith("admissionregistration.k8s.io/") and rt.plural.endswith("webhookconfigurations"):
+            from codeflare.apiserver.admission import validate_configuration
+
+            return validate_configuration(obj, mutating=rt.plural.startswith("mutating"))
         return []
 
     def after_write(self, rt: ResourceType, obj: dict[str, Any], old: dict[str, Any] | None) -> None:

@@ -24,6 +24,13 @@ def register(subparsers: Any, name: str) -> None:
     parser.add_argument("--insecure-http", action="store_true", help="serve plain HTTP instead of HTTPS")
     parser.add_argument("--tokens-file", type=Path, help='static tokens CSV: token,user,uid,"group1,group2"')
     parser.add_argument(
+        "--authorization",
+        choices=("rbac", "always-allow"),
+        default="rbac",
+        help="rbac (default: Roles/ClusterRoles and bindings decide; the admin token is system:masters) "
+        "or always-allow (every authenticated request is allowed)",
+    )
+    parser.add_argument(
         "--history",
         type=int,
         default=20_000,
@@ -48,6 +55,7 @@ def run(args: argparse.Namespace) -> int:
         args.port,
         tls=not args.insecure_http,
         tokens_file=args.tokens_file,
+        authorization=args.authorization,
         history=args.history,
         bookmark_interval=args.bookmark_interval,
     )
