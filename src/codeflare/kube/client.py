@@ -107,6 +107,20 @@ class AsyncKube:
         return kind.lightkube().from_dict(data)
 
     # -- reads ----------------------------------------------------------------------------------
+    async def api_groups(self) -> dict[str, list[str]]:
+        """Discovery (``GET /apis``): each served API group with its served versions."""
+        http: Any = self._client._client._client  # lightkube's httpx client, carrying our credentials
+        try:
+            response = await http.get("/apis")
+        except Exception as exc:
+            raise errors.TemporaryError(f"cannot reach the API server: {exc}") from exc
+        if response.status_code >= 400:
+            raise errors.from_status({"code": response.status_code, "message": response.text[:200]})
+        return {
+            str(g.get("name", "")): [str(v.get("version", "")) for v in g.get("versions") or []]
+            for g in response.json().get("groups") or []
+        }
+
     async def get(self, kind: Kind, name: str, namespace: str | None = None) -> Obj:
         ns = self._ns(kind, namespace)
         return _to_dict(

@@ -169,4 +169,5 @@ async def _register_controllers(ctx: OperatorContext, registry: Any) -> list[Awa
         background += appwrapper.register(ctx, registry)
     background += importlib.import_module("codeflare.operator.webhooks.controller").register(ctx, registry)
     background += importlib.import_module("codeflare.operator.raycluster.controller").register(ctx, registry)
+    background += importlib.import_module("codeflare.operator.scaleout.controller").register(ctx, registry)
     return background

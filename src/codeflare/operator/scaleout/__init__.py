@@ -1,0 +1,1 @@
+"""Node scale-out (InstaScale's role): grow MachineSets/MachineDeployments for capacity-pending work."""

@@ -1,0 +1,508 @@
+"""The scale-out controller (InstaScale's role): node groups grow for workloads short on nodes.
+
+It watches Workloads, ResourceFlavors, Nodes, Pods and the provider's groups (MachineSets or
+MachineDeployments, found through discovery when ``instascale.provider`` is ``auto``). A Workload
+whose QuotaReserved=False reason names node capacity only is fed, with every group, to
+:func:`codeflare.scheduling.scaleout.plan_scale_out`; each decision is one write of the group:
+new ``spec.replicas`` and the ``codeflare.dev/scale-out-requests`` annotation together, so a
+crash can never separate them and a restart reads the requests back instead of asking twice.
+The queueing controller admits the workload once the new nodes are Ready. When a recorded
+workload finishes or is deleted the request is marked released; ``scaleInDelay`` later its idle
+nodes are marked for deletion the provider's way and the replicas lowered. The controller writes
+a ``ScaleOut`` Workload condition (the queueing controller appends it to the pending reason) and
+Events on the workload and the group. It never writes QuotaReserved and never admits anything.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import Awaitable, Mapping
+from typing import Any
+
+from codeflare.kube import errors, kinds
+from codeflare.kube.informer import Informer
+from codeflare.kube.kinds import Kind
+from codeflare.operator.context import OperatorContext
+from codeflare.operator.queueing import convert
+from codeflare.operator.queueing.conditions import get_condition, set_condition
+from codeflare.operator.scaleout import groups as provider
+from codeflare.operator.scaleout.groups import PROVIDERS, Provider
+from codeflare.scheduling import parse_quantity
+from codeflare.scheduling.scaleout import (
+    NodeGroup,
+    PendingWorkload,
+    RecordedRequest,
+    ScaleIn,
+    ScaleOutPlan,
+    ScaleRequest,
+    describe_request,
+    labels_satisfy,
+    parse_capacity_reason,
+    plan_scale_in,
+    plan_scale_out,
+)
+
+log = logging.getLogger(__name__)
+
+Obj = dict[str, Any]
+CONDITION = "ScaleOut"
+MANAGED_POD_LABELS = ("ray.io/cluster", "workload.codeflare.dev/appwrapper", "kueue.x-k8s.io/queue-name")
+
+
+def register(ctx: OperatorContext, registry: Any) -> list[Awaitable[Any]]:
+    """Entry point used by the operator: nothing at all when ``instascale.enabled`` is false."""
+    if ctx.config.instascale.enabled is False:
+        log.info("instascale disabled: no node group is touched")
+        return []
+    return [ScaleOutController(ctx).run()]
+
+
+async def served_providers(ctx: OperatorContext) -> list[Provider]:
+    """The configured providers whose API the server serves (discovery, ``GET /apis``)."""
+    wanted = ctx.config.instascale.provider
+    candidates = list(PROVIDERS.values()) if wanted == "auto" else [PROVIDERS[wanted]]
+    groups = await ctx.kube.api_groups()
+    return [p for p in candidates if p.kind.version in groups.get(p.kind.group, [])]
+
+
+def _rv_at_least(current: Obj | None, written: Obj) -> bool:
+    """Whether the cached object has caught up with (or passed) our write."""
+    if current is None:
+        return False
+    a = (current.get("metadata") or {}).get("resourceVersion", "")
+    b = (written.get("metadata") or {}).get("resourceVersion", "")
+    try:
+        return int(a) >= int(b)
+    except ValueError:
+        return bool(a == b)
+
+
+class ScaleOutController:
+    """Scale-out for capacity-pending workloads and scale-in once they are gone."""
+
+    def __init__(self, ctx: OperatorContext) -> None:
+        self.ctx = ctx
+        self.cfg = ctx.config.instascale
+        self.providers: list[Provider] = []
+        self.informers: dict[Kind, Informer] = {}
+        self._wake = asyncio.Event()
+        self._written: dict[tuple[Kind, tuple[str, str]], Obj] = {}  # our writes not yet in the caches
+
+    # -- lifecycle -----------------------------------------------------------------------------------
+    async def run(self) -> None:
+        self.providers = await self._discover()
+        if not self.providers:
+            await asyncio.Event().wait()  # off for good; returning would stop the operator
+        watched = [kinds.WORKLOAD, kinds.RESOURCE_FLAVOR, kinds.NODE, kinds.POD]
+        for kind in watched + [p.kind for p in self.providers]:
+            self.informers[kind] = Informer(self.ctx.kube, kind, self._poke)
+        tasks = [
+            asyncio.create_task(inf.run(), name=f"scaleout-{k.plural}") for k, inf in self.informers.items()
+        ]
+        try:
+            self.ctx.mark_ready("scaleout", False)
+            await asyncio.gather(*(inf.synced.wait() for inf in self.informers.values()))
+            self.ctx.mark_ready("scaleout")
+            log.info("scale-out controller synced; providers %s", [p.kind.kind for p in self.providers])
+            await self._loop()
+        finally:
+            for task in tasks:
+                task.cancel()
+            for task in tasks:
+                with contextlib.suppress(asyncio.CancelledError, Exception):
+                    await task
+
+    async def _discover(self) -> list[Provider]:
+        while True:
+            try:
+                providers = await served_providers(self.ctx)
+                break
+            except errors.KubeError as exc:
+                log.warning("instascale: discovery failed (%s); retrying", exc)
+                await asyncio.sleep(1)
+        if not providers:
+            log.info(
+                "instascale: no node provider API served (provider %s); scale-out stays off",
+                self.cfg.provider,
+            )
+        return providers
+
+    def _poke(self, event: str, obj: Obj, old: Obj | None) -> None:
+        self._wake.set()
+
+    async def _loop(self) -> None:
+        while True:
+            self._wake.clear()
+            timeout = 1.0
+            try:
+                timeout = await self.reconcile()
+            except errors.KubeError as exc:
+                log.warning("scale-out pass failed: %s; retrying", exc)
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._wake.wait(), timeout=max(0.05, timeout))
+            await asyncio.sleep(0.05)  # coalesce bursts of events
+
+    # -- views over the caches -------------------------------------------------------------------
+    def _objects(self, kind: Kind) -> dict[tuple[str, str], Obj]:
+        """The cache of ``kind`` with our own writes laid over until the cache has caught up."""
+        out = dict(self.informers[kind].cache)
+        for (written_kind, key), obj in list(self._written.items()):
+            if written_kind != kind:
+                continue
+            if _rv_at_least(out.get(key), obj):
+                del self._written[(written_kind, key)]
+            else:
+                out[key] = obj
+        return out
+
+    def _remember(self, kind: Kind, obj: Obj | None) -> None:
+        if obj is not None:
+            meta = obj.get("metadata") or {}
+            self._written[(kind, (str(meta.get("namespace") or ""), str(meta.get("name") or "")))] = obj
+
+    def _groups(self) -> list[tuple[Provider, Obj]]:
+        out = []
+        for p in self.providers:
+            for _, obj in sorted(self._objects(p.kind).items()):
+                if not (obj.get("metadata") or {}).get("deletionTimestamp"):
+                    out.append((p, obj))
+        return out
+
+    def _workloads(self) -> dict[str, Obj]:
+        return {f"{ns}/{name}": obj for (ns, name), obj in self._objects(kinds.WORKLOAD).items()}
+
+    # -- one pass --------------------------------------------------------------------------------
+    async def reconcile(self) -> float:
+        """Release, scale out, explain, scale in; returns seconds until a delay runs out (max 1)."""
+        now = self.ctx.clock()
+        workloads = self._workloads()
+        await self._release(workloads, now)
+        groups = self._groups()
+        node_groups = {provider.group_name(obj): provider.to_node_group(obj) for _, obj in groups}
+        records = [r for _, obj in groups for r in provider.recorded(obj)]
+        pending = self._pending(workloads)
+        plan = plan_scale_out(pending, list(node_groups.values()), records, self.cfg.max_scaleout_allowed)
+        await self._scale_out(plan, groups, workloads, now)
+        await self._explain(plan, node_groups, workloads)
+        return await self._scale_in(groups, workloads, now)
+
+    def _pending(self, workloads: Mapping[str, Obj]) -> list[PendingWorkload]:
+        flavors = {
+            name: dict((obj.get("spec") or {}).get("nodeLabels") or {})
+            for (_, name), obj in self.informers[kinds.RESOURCE_FLAVOR].cache.items()
+        }
+        ranked: list[tuple[tuple[int, float, str], PendingWorkload]] = []
+        for key, obj in workloads.items():
+            if (obj.get("status") or {}).get("admission") or _finished(obj):
+                continue
+            reserved = get_condition(obj, "QuotaReserved") or {}
+            if reserved.get("status") != "False":
+                continue
+            shortfalls = parse_capacity_reason(str(reserved.get("message") or ""))
+            if shortfalls is None:
+                continue
+            try:
+                model = convert.workload(obj)
+            except (ValueError, KeyError, TypeError) as exc:
+                log.warning("workload %s: cannot read its pod sets: %s", key, exc)
+                continue
+            order = (-model.priority, model.creation_time, key)
+            ranked.append((order, PendingWorkload(key, model.pod_sets, shortfalls, flavors)))
+        return [wl for _, wl in sorted(ranked, key=lambda item: item[0])]
+
+    # -- release ---------------------------------------------------------------------------------
+    async def _release(self, workloads: Mapping[str, Obj], now: float) -> None:
+        """Mark the requests of finished or deleted workloads released (the scale-in delay starts)."""
+        for p, obj in self._groups():
+            gone = [
+                key
+                for key, entry in provider.read_requests(obj).items()
+                if not entry.get("releasedAt") and (key not in workloads or _finished(workloads[key]))
+            ]
+            if not gone:
+                continue
+
+            def change(fresh: Obj, gone: list[str] = gone) -> Obj | None:
+                requests = provider.read_requests(fresh)
+                touched = False
+                for key in gone:
+                    if key in requests and not requests[key].get("releasedAt"):
+                        requests[key]["releasedAt"] = provider.rfc3339(now)
+                        touched = True
+                if not touched:
+                    return None
+                replicas = int((fresh.get("spec") or {}).get("replicas") or 0)
+                return provider.with_requests(fresh, requests, replicas)
+
+            meta = obj["metadata"]
+            written = await self.ctx.kube.update(p.kind, meta["name"], meta.get("namespace"), change)
+            self._remember(p.kind, written)
+            log.info(
+                "%s: scale-out requests of %s released; scale-in after %ss",
+                p.kind.ref(meta["name"], meta.get("namespace")),
+                ", ".join(gone),
+                self.cfg.scale_in_delay.total_seconds(),
+            )
+
+    # -- scale-out -------------------------------------------------------------------------------
+    async def _scale_out(
+        self, plan: ScaleOutPlan, groups: list[tuple[Provider, Obj]], workloads: Mapping[str, Obj], now: float
+    ) -> None:
+        by_name = {provider.group_name(obj): (p, obj) for p, obj in groups}
+        for name in sorted(plan.replicas):
+            p, obj = by_name[name]
+            asks = [r for r in plan.requests.values() if r.group == name]
+            meta = obj["metadata"]
+            before: list[int] = []
+
+            def change(fresh: Obj, asks: list[ScaleRequest] = asks, before: list[int] = before) -> Obj | None:
+                requests = provider.read_requests(fresh)
+                new = [r for r in asks if r.workload not in requests]
+                if not new:
+                    return None
+                for r in new:
+                    requests[r.workload] = {
+                        "nodes": r.nodes,
+                        "requestedAt": provider.rfc3339(now),
+                        "owner": _owner(workloads.get(r.workload)),
+                    }
+                replicas = int((fresh.get("spec") or {}).get("replicas") or 0)
+                before[:] = [replicas]
+                return provider.with_requests(fresh, requests, replicas + sum(r.nodes for r in new))
+
+            written = await self.ctx.kube.update(p.kind, meta["name"], meta.get("namespace"), change)
+            if written is None or not before:
+                continue
+            self._remember(p.kind, written)
+            after = int((written.get("spec") or {}).get("replicas") or 0)
+            group = provider.to_node_group(written)
+            for ask in asks:
+                text = (
+                    f"{describe_request(ask, group)} for workload {ask.workload} "
+                    f"(replicas {before[0]} -> {after})"
+                )
+                log.info("%s: scale-out: %s", p.kind.ref(meta["name"], meta.get("namespace")), text)
+                await self.ctx.events.record(written, "ScaleOut", text)
+                wl = workloads.get(ask.workload)
+                if wl is not None:
+                    await self.ctx.events.record(
+                        wl, "ScaleOut", f"requested {ask.nodes} new nodes of {group.title}"
+                    )
+
+    async def _explain(
+        self, plan: ScaleOutPlan, groups: Mapping[str, NodeGroup], workloads: Mapping[str, Obj]
+    ) -> None:
+        """The ScaleOut condition each capacity-pending workload carries (the queueing reason cites it)."""
+        for key, request in {**plan.waiting, **plan.requests}.items():
+            text = describe_request(request, groups.get(request.group))
+            await self._condition(workloads.get(key), "True", "NodesRequested", text)
+        for key, reason in plan.refused.items():
+            await self._condition(workloads.get(key), "False", "NotScaledOut", f"not scaled out: {reason}")
+
+    async def _condition(self, wl: Obj | None, status: str, reason: str, message: str) -> None:
+        if wl is None:
+            return
+        current = get_condition(wl, CONDITION) or {}
+        if current.get("status") == status and current.get("message") == message:
+            return
+        now = provider.rfc3339(self.ctx.clock())
+
+        def change(fresh: Obj) -> Obj | None:
+            cond = get_condition(fresh, CONDITION) or {}
+            if cond.get("status") == status and cond.get("message") == message:
+                return None
+            conditions = list((fresh.get("status") or {}).get("conditions") or [])
+            fresh.setdefault("status", {})["conditions"] = set_condition(
+                conditions, CONDITION, status, reason, message, now
+            )
+            return fresh
+
+        meta = wl["metadata"]
+        with contextlib.suppress(errors.NotFound):
+            written = await self.ctx.kube.update(
+                kinds.WORKLOAD, meta["name"], meta.get("namespace"), change, status=True
+            )
+            self._remember(kinds.WORKLOAD, written)
+
+    # -- scale-in --------------------------------------------------------------------------------
+    async def _scale_in(
+        self, groups: list[tuple[Provider, Obj]], workloads: Mapping[str, Obj], now: float
+    ) -> float:
+        delay = self.cfg.scale_in_delay.total_seconds()
+        wait = 1.0
+        nodes = self.informers[kinds.NODE].cache
+        for p, obj in groups:
+            records = provider.recorded(obj)
+            released = [r for r in records if r.released_at is not None]
+            if not released:
+                continue
+            for r in released:
+                assert r.released_at is not None
+                if now - r.released_at < delay:
+                    wait = min(wait, r.released_at + delay - now)
+            group = provider.to_node_group(obj)
+            owners = [provider.read_requests(obj).get(r.workload, {}).get("owner") or {} for r in released]
+            idle = self._removable(group, provider.nodes_of(group, nodes), owners, workloads)
+            for decision in plan_scale_in(records, {group.name: idle}, now, delay):
+                await self._give_back(p, obj, group, decision, records, workloads)
+        return wait
+
+    def _removable(
+        self,
+        group: NodeGroup,
+        members: list[Obj],
+        owners: list[Mapping[str, Any]],
+        workloads: Mapping[str, Obj],
+    ) -> list[str]:
+        """The group's nodes, in removal order, that run no pod of another workload and hold no admission."""
+        released = {(str(o.get("namespace", "")), str(o.get("name", ""))) for o in owners if o}
+        busy: set[str] = set()
+        for pod in self.informers[kinds.POD].cache.values():
+            node = (pod.get("spec") or {}).get("nodeName")
+            if not node or (pod.get("status") or {}).get("phase") in ("Succeeded", "Failed"):
+                continue
+            meta = pod.get("metadata") or {}
+            labels = meta.get("labels") or {}
+            mine = [labels[k] for k in MANAGED_POD_LABELS[:2] if k in labels]
+            if any(k in labels for k in MANAGED_POD_LABELS) and not any(
+                (meta.get("namespace", ""), v) in released for v in mine
+            ):
+                busy.add(str(node))
+        idle = [n for n in members if n["metadata"]["name"] not in busy]
+        idle.sort(key=lambda n: _removal_rank(n))
+        return self._keep_admitted_capacity(group, idle)
+
+    def _keep_admitted_capacity(self, group: NodeGroup, idle: list[Obj]) -> list[str]:
+        """Drop candidates whose removal would leave admitted workloads' flavors short of nodes."""
+        flavors = {
+            name: dict((obj.get("spec") or {}).get("nodeLabels") or {})
+            for (_, name), obj in self.informers[kinds.RESOURCE_FLAVOR].cache.items()
+        }
+        served = {f: labels for f, labels in flavors.items() if labels_satisfy(group.labels, labels)}
+        usage: dict[tuple[str, str], int] = {}
+        for obj in self.informers[kinds.WORKLOAD].cache.values():
+            admission = convert.admission_of(obj)
+            if admission is None or _finished(obj):
+                continue
+            for psa in admission.pod_set_assignments:
+                for resource, amount in psa.resource_usage.items():
+                    flavor = psa.flavors.get(resource)
+                    if flavor in served:
+                        usage[(flavor, resource)] = usage.get((flavor, resource), 0) + amount.milli
+        nodes = self.informers[kinds.NODE].cache.values()
+        chosen: list[str] = []
+        for candidate in idle:
+            name = candidate["metadata"]["name"]
+            if all(
+                _allocatable(nodes, served[f], r, set(chosen) | {name}) >= need
+                for (f, r), need in usage.items()
+            ):
+                chosen.append(name)
+        return chosen
+
+    async def _give_back(
+        self,
+        p: Provider,
+        obj: Obj,
+        group: NodeGroup,
+        decision: ScaleIn,
+        records: list[RecordedRequest],
+        workloads: Mapping[str, Obj],
+    ) -> None:
+        meta = obj["metadata"]
+        where = p.kind.ref(meta["name"], meta.get("namespace"))
+        for node in decision.remove:
+            await self._mark_for_deletion(p, node, str(meta.get("namespace") or ""))
+        considered = {r.workload for r in records}
+        count = len(decision.remove)
+        before: list[int] = []
+
+        def change(fresh: Obj) -> Obj | None:
+            requests = provider.read_requests(fresh)
+            kept = {
+                k: (dict(v, nodes=decision.remaining[k]) if k in decision.remaining else v)
+                for k, v in requests.items()
+                if k in decision.remaining or k not in considered
+            }
+            replicas = int((fresh.get("spec") or {}).get("replicas") or 0)
+            before[:] = [replicas]
+            return provider.with_requests(fresh, kept, replicas - count)
+
+        written = await self.ctx.kube.update(p.kind, meta["name"], meta.get("namespace"), change)
+        if written is None:
+            return
+        self._remember(p.kind, written)
+        held = {r.workload: r.nodes for r in records}
+        given_back = sorted(k for k in considered if decision.remaining.get(k, 0) < held[k])
+        text = (
+            f"removed {count} node{'s' if count != 1 else ''} ({', '.join(decision.remove)}) "
+            f"of {group.title} "
+            f"(replicas {before[0] if before else '?'} -> {(written.get('spec') or {}).get('replicas')}) "
+            f"given back by {', '.join(given_back) or 'released workloads'}"
+        )
+        log.info("%s: scale-in: %s", where, text)
+        await self.ctx.events.record(written, "ScaleIn", text)
+        for key in given_back:
+            wl = workloads.get(key)
+            if wl is not None:
+                await self.ctx.events.record(wl, "ScaleIn", text)
+
+    async def _mark_for_deletion(self, p: Provider, node_name: str, namespace: str) -> None:
+        """Annotate the node's Machine (when it names one) and the Node the provider's way."""
+        node = self.informers[kinds.NODE].cache.get(("", node_name)) or {}
+        annotations = (node.get("metadata") or {}).get("annotations") or {}
+        body = {"metadata": {"annotations": {p.delete_annotation: "true"}}}
+        machine = str(annotations.get(p.node_machine_annotation) or "")
+        if machine:
+            ns, _, name = machine.rpartition("/")
+            with contextlib.suppress(errors.KubeError):
+                await self.ctx.kube.patch(p.machine_kind, name, body, ns or namespace)
+        if annotations.get(p.delete_annotation) != "true":
+            with contextlib.suppress(errors.NotFound):
+                await self.ctx.kube.patch(kinds.NODE, node_name, body)
+
+
+def _finished(obj: Obj) -> bool:
+    return (get_condition(obj, "Finished") or {}).get("status") == "True"
+
+
+def _owner(wl: Obj | None) -> dict[str, str]:
+    """The job that owns a workload (its pods carry the job's name), for telling its pods apart."""
+    meta = (wl or {}).get("metadata") or {}
+    for ref in meta.get("ownerReferences") or []:
+        return {
+            "kind": str(ref.get("kind", "")),
+            "name": str(ref.get("name", "")),
+            "namespace": meta.get("namespace", ""),
+        }
+    return {}
+
+
+def _ready(node: Obj) -> bool:
+    conditions = (node.get("status") or {}).get("conditions") or []
+    return any(c.get("type") == "Ready" and c.get("status") == "True" for c in conditions)
+
+
+def _removal_rank(node: Obj) -> tuple[int, int, str]:
+    """Nodes already marked first, then not-Ready ones, then newest names first (reverse order)."""
+    annotations = (node.get("metadata") or {}).get("annotations") or {}
+    marked = any(a.endswith("/delete-machine") for a in annotations)
+    name = node["metadata"]["name"]
+    return (0 if marked else 1, 1 if _ready(node) else 0, "".join(chr(0x10FFFF - ord(c)) for c in name))
+
+
+def _allocatable(nodes: Any, labels: Mapping[str, str], resource: str, without: set[str]) -> int:
+    total = 0
+    for node in nodes:
+        meta = node.get("metadata") or {}
+        if meta.get("name") in without or not _ready(node):
+            continue
+        if not labels_satisfy(meta.get("labels") or {}, labels):
+            continue
+        value = ((node.get("status") or {}).get("allocatable") or {}).get(resource)
+        if value is not None:
+            with contextlib.suppress(ValueError):
+                total += parse_quantity(str(value))
+    return total

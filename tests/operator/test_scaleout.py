@@ -1,0 +1,288 @@
+"""Node scale-out end to end: API server and operator processes, and a simulated node provider.
+
+A GPU flavor's nodes come only from MachineSets/MachineDeployments that :class:`MachineSim` turns
+into Ready Nodes after a delay. Workloads pending on node capacity make the operator grow the
+matching group; the queueing controller (capacityCheck on) admits them once the nodes are Ready;
+the group shrinks back after the workload is gone. The cap on added nodes holds across workloads,
+a SIGKILLed operator does not scale out twice, busy nodes are never removed, and with
+``instascale.enabled: false`` no group is ever written.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from codeflare.kube import config, kinds
+from codeflare.kube.client import Kube
+from tests.support.apiserver import ServerProcess
+from tests.support.control_plane import (
+    OperatorProcess,
+    ensure_namespace,
+    install_crds,
+    quiet_config,
+    wait_for,
+    write_operator_config,
+)
+from tests.support.machine_sim import MachineSim, install_machine_crds, machine_deployment, machine_set
+
+NS, MACHINES = "team", "openshift-machine-api"
+GPU = "nvidia.com/gpu"
+REQUESTS = "codeflare.dev/scale-out-requests"
+Obj = dict[str, Any]
+
+
+@dataclass
+class Stack:
+    kube: Kube
+    sim: MachineSim
+    operator: OperatorProcess
+
+    def restart_operator(self) -> None:
+        self.operator = OperatorProcess(self.operator.kubeconfig, self.operator.log_path).start()
+
+
+def raycluster(name: str, workers: int) -> Obj:
+    """A queued RayCluster: a CPU-only head and ``workers`` one-GPU workers."""
+
+    def template(requests: dict[str, str]) -> Obj:
+        return {
+            "spec": {"containers": [{"name": "ray", "image": "ray", "resources": {"requests": requests}}]}
+        }
+
+    return {
+        "metadata": {"name": name, "namespace": NS, "labels": {"kueue.x-k8s.io/queue-name": "queue"}},
+        "spec": {
+            "suspend": True,
+            "headGroupSpec": {"rayStartParams": {}, "template": template({"cpu": "1"})},
+            "workerGroupSpecs": [
+                {
+                    "groupName": "gpu",
+                    "replicas": workers,
+                    "rayStartParams": {},
+                    "template": template({"cpu": "1", GPU: "1"}),
+                }
+            ],
+        },
+    }
+
+
+def _setup(server: ServerProcess, tmp_path: Path, *, enabled: bool, delay: float) -> Stack:
+    kube = Kube(config.from_kubeconfig(server.kubeconfig))
+    install_crds(kube)
+    install_machine_crds(kube)
+    for ns in (NS, MACHINES):
+        ensure_namespace(kube, ns)
+    kube.create(
+        kinds.RESOURCE_FLAVOR, {"metadata": {"name": "gpu"}, "spec": {"nodeLabels": {"node-type": "gpu"}}}
+    )
+    quotas = [{"name": "cpu", "nominalQuota": "100"}, {"name": GPU, "nominalQuota": "16"}]
+    kube.create(
+        kinds.CLUSTER_QUEUE,
+        {
+            "metadata": {"name": "cq"},
+            "spec": {
+                "namespaceSelector": {},
+                "resourceGroups": [
+                    {"coveredResources": ["cpu", GPU], "flavors": [{"name": "gpu", "resources": quotas}]}
+                ],
+            },
+        },
+    )
+    kube.create(
+        kinds.LOCAL_QUEUE, {"metadata": {"name": "queue", "namespace": NS}, "spec": {"clusterQueue": "cq"}}
+    )
+    kube.create(
+        kinds.MACHINE_SET, machine_set("cpu-ms", MACHINES, {"node-type": "cpu"}, cpu=16, memory_mb=65536)
+    )
+    kube.create(
+        kinds.MACHINE_SET,
+        machine_set("gpu-ms", MACHINES, {"node-type": "gpu"}, cpu=8, memory_mb=32768, gpu=1),
+    )
+    write_operator_config(
+        kube,
+        quiet_config(
+            queueing={"capacityCheck": True},
+            instascale={"enabled": enabled, "maxScaleoutAllowed": 2, "scaleInDelay": "1s"},
+        ),
+    )
+    sim = MachineSim(kube, delay=delay).start()
+    operator = OperatorProcess(server.kubeconfig, tmp_path / "operator.log").start()
+    return Stack(kube, sim, operator)
+
+
+@pytest.fixture
+def stack_factory(fresh_apiserver: ServerProcess, tmp_path: Path) -> Iterator[Any]:
+    made: list[Stack] = []
+
+    def make(enabled: bool = True, delay: float = 1.0) -> Stack:
+        made.append(_setup(fresh_apiserver, tmp_path, enabled=enabled, delay=delay))
+        return made[-1]
+
+    yield make
+    for stack in made:
+        stack.operator.stop()
+        stack.sim.stop()
+        stack.kube.close()
+        print(stack.operator.log()[-6000:])  # shown by pytest when the test fails
+
+
+def workload(kube: Kube, job: str) -> Obj | None:
+    for wl in kube.list(kinds.WORKLOAD, NS):
+        if any(o.get("name") == job for o in wl["metadata"].get("ownerReferences") or []):
+            return wl
+    return None
+
+
+def reason(kube: Kube, job: str) -> str:
+    for cond in ((workload(kube, job) or {}).get("status") or {}).get("conditions") or []:
+        if cond["type"] == "QuotaReserved" and cond["status"] == "False":
+            return str(cond.get("message", ""))
+    return ""
+
+
+def admitted(kube: Kube, job: str) -> bool:
+    return bool(((workload(kube, job) or {}).get("status") or {}).get("admission"))
+
+
+def replicas(kube: Kube, kind: Any, name: str) -> int:
+    return int(kube.get(kind, name, MACHINES)["spec"].get("replicas") or 0)
+
+
+def requests_on(kube: Kube, kind: Any, name: str) -> dict[str, Any]:
+    text = (kube.get(kind, name, MACHINES)["metadata"].get("annotations") or {}).get(REQUESTS)
+    return dict(json.loads(text)) if text else {}
+
+
+def event_reasons(kube: Kube, namespace: str, name: str) -> set[str]:
+    return {
+        e.get("reason", "") for e in kube.list(kinds.EVENT, namespace) if e["involvedObject"]["name"] == name
+    }
+
+
+def test_gpu_workload_scales_the_right_group_out_and_back_in(stack_factory: Any) -> None:
+    stack = stack_factory(delay=2.0)
+    kube, sim = stack.kube, stack.sim
+    # a MachineDeployment with two-GPU nodes: one node of it is the smallest sufficient scale-out
+    kube.create(
+        kinds.MACHINE_DEPLOYMENT,
+        machine_deployment(
+            "gpu-md", MACHINES, {"node-type": "gpu", "zone": "b"}, cpu=8, memory="64Gi", gpu=2
+        ),
+    )
+    kube.create(kinds.RAYCLUSTER, raycluster("train", workers=2))
+
+    wait_for(
+        lambda: (
+            "waiting for 1 new node of MachineDeployment openshift-machine-api/gpu-md"
+            in reason(kube, "train")
+        ),
+        30,
+        what="pending reason naming the scale-out",
+    )
+    assert reason(kube, "train").startswith("insufficient node capacity")
+    assert replicas(kube, kinds.MACHINE_DEPLOYMENT, "gpu-md") == 1
+    wl_name = (workload(kube, "train") or {})["metadata"]["name"]
+    assert requests_on(kube, kinds.MACHINE_DEPLOYMENT, "gpu-md")[f"{NS}/{wl_name}"]["nodes"] == 1
+    wait_for(lambda: admitted(kube, "train"), 30, what="admission once the node is Ready")
+    assert len(sim.nodes(kinds.MACHINE_DEPLOYMENT, MACHINES, "gpu-md")) == 1
+    assert sim.max_replicas(kinds.MACHINE_SET, MACHINES, "gpu-ms") == 0
+    assert sim.max_replicas(kinds.MACHINE_SET, MACHINES, "cpu-ms") == 0
+    wait_for(
+        lambda: "ScaleOut" in event_reasons(kube, NS, wl_name), 10, what="ScaleOut event on the workload"
+    )
+    assert "ScaleOut" in event_reasons(kube, MACHINES, "gpu-md")
+
+    kube.delete(kinds.RAYCLUSTER, "train", NS)
+    wait_for(lambda: replicas(kube, kinds.MACHINE_DEPLOYMENT, "gpu-md") == 0, 30, what="scale-in")
+    wait_for(lambda: not sim.nodes(kinds.MACHINE_DEPLOYMENT, MACHINES, "gpu-md"), 10, what="node removed")
+    assert requests_on(kube, kinds.MACHINE_DEPLOYMENT, "gpu-md") == {}
+    assert "ScaleIn" in event_reasons(kube, MACHINES, "gpu-md")
+    assert sim.max_replicas(kinds.MACHINE_DEPLOYMENT, MACHINES, "gpu-md") == 1
+
+
+def test_cap_holds_across_workloads_and_the_second_waits_with_the_reason(stack_factory: Any) -> None:
+    stack = stack_factory(delay=1.0)
+    kube, sim = stack.kube, stack.sim
+    kube.create(kinds.RAYCLUSTER, raycluster("first", workers=2))
+    wait_for(lambda: replicas(kube, kinds.MACHINE_SET, "gpu-ms") == 2, 30, what="first scale-out")
+    kube.create(kinds.RAYCLUSTER, raycluster("second", workers=1))
+
+    wait_for(lambda: "maxScaleoutAllowed (2)" in reason(kube, "second"), 30, what="second told about the cap")
+    wait_for(lambda: admitted(kube, "first"), 30, what="first admitted")
+    time.sleep(1.5)
+    assert not admitted(kube, "second")
+    assert "maxScaleoutAllowed (2)" in reason(kube, "second")
+    assert sim.max_replicas(kinds.MACHINE_SET, MACHINES, "gpu-ms") == 2
+    assert sim.max_replicas(kinds.MACHINE_SET, MACHINES, "cpu-ms") == 0
+
+
+def test_sigkill_between_patch_and_admission_does_not_scale_out_twice(stack_factory: Any) -> None:
+    stack = stack_factory(delay=4.0)
+    kube, sim = stack.kube, stack.sim
+    kube.create(kinds.RAYCLUSTER, raycluster("train", workers=2))
+    wait_for(lambda: replicas(kube, kinds.MACHINE_SET, "gpu-ms") == 2, 30, interval=0.02, what="scale-out")
+    stack.operator.kill()
+    assert not sim.nodes(kinds.MACHINE_SET, MACHINES, "gpu-ms"), "nodes came up before the kill"
+    stack.restart_operator()
+
+    wait_for(lambda: admitted(kube, "train"), 40, what="admission after the restart")
+    time.sleep(1.0)
+    assert sim.max_replicas(kinds.MACHINE_SET, MACHINES, "gpu-ms") == 2
+    assert replicas(kube, kinds.MACHINE_SET, "gpu-ms") == 2
+    (entry,) = requests_on(kube, kinds.MACHINE_SET, "gpu-ms").values()
+    assert entry["nodes"] == 2
+
+
+def test_nodes_running_other_workloads_pods_are_never_removed(stack_factory: Any) -> None:
+    stack = stack_factory(delay=1.0)
+    kube, sim = stack.kube, stack.sim
+    kube.create(kinds.RAYCLUSTER, raycluster("train", workers=2))
+    wait_for(lambda: admitted(kube, "train"), 30, what="admission")
+    busy = sim.nodes(kinds.MACHINE_SET, MACHINES, "gpu-ms")[0]
+    pod = {
+        "metadata": {"name": "other-head", "namespace": NS, "labels": {"ray.io/cluster": "other"}},
+        "spec": {"nodeName": busy, "containers": [{"name": "ray", "image": "ray"}]},
+    }
+    kube.create(kinds.POD, pod)
+    kube.patch(kinds.POD, "other-head", {"status": {"phase": "Running"}}, NS, status=True)
+
+    kube.delete(kinds.RAYCLUSTER, "train", NS)
+    wait_for(lambda: replicas(kube, kinds.MACHINE_SET, "gpu-ms") == 1, 30, what="partial scale-in")
+    time.sleep(2.0)  # well past scaleInDelay: the busy node stays
+    assert replicas(kube, kinds.MACHINE_SET, "gpu-ms") == 1
+    assert sim.nodes(kinds.MACHINE_SET, MACHINES, "gpu-ms") == [busy]
+    assert busy not in sim.removed
+
+    kube.delete(kinds.POD, "other-head", NS)
+    wait_for(lambda: replicas(kube, kinds.MACHINE_SET, "gpu-ms") == 0, 30, what="the rest given back")
+    assert requests_on(kube, kinds.MACHINE_SET, "gpu-ms") == {}
+
+
+def test_disabled_never_patches_a_node_group(stack_factory: Any) -> None:
+    stack = stack_factory(enabled=False)
+    kube, sim = stack.kube, stack.sim
+    before = {
+        n: kube.get(kinds.MACHINE_SET, n, MACHINES)["metadata"]["resourceVersion"]
+        for n in ("cpu-ms", "gpu-ms")
+    }
+    kube.create(kinds.RAYCLUSTER, raycluster("train", workers=2))
+    wait_for(
+        lambda: reason(kube, "train").startswith("insufficient node capacity"), 30, what="capacity reason"
+    )
+    time.sleep(3.0)
+    after = {
+        n: kube.get(kinds.MACHINE_SET, n, MACHINES)["metadata"]["resourceVersion"]
+        for n in ("cpu-ms", "gpu-ms")
+    }
+    assert after == before
+    assert "waiting for" not in reason(kube, "train")
+    assert not admitted(kube, "train")
+    assert sim.max_replicas(kinds.MACHINE_SET, MACHINES, "gpu-ms") == 0
+    assert not kube.list(kinds.NODE)
