@@ -145,13 +145,18 @@ def test_suspend_resume_and_shutdown_after_finish_of_an_own_cluster(jobs: LocalP
     kube.patch(kinds.RAYJOB, "own", {"spec": {"suspend": True}}, "default")
     suspended = wait_deployment(jobs, "own", "Suspended")
     assert "jobId" not in suspended and "jobStatus" not in suspended
-    wait_for(lambda: kube.find(kinds.RAYCLUSTER, cluster, "default") is None, 60, 0.2, what="cluster gone")
-    wait_for(lambda: not la.alive(first_procs), 15, 0.1, what="the suspended cluster's processes to exit")
 
-    # Resume: a fresh cluster, a fresh submission that runs to the end.
+    # Resume at once, while the old cluster may still be shutting down: the job must wait for
+    # it to go and run on a fresh cluster, never on the dying one.
     kube.patch(kinds.RAYJOB, "own", {"spec": {"suspend": False}}, "default")
-    second = wait_deployment(jobs, "own", "Running", timeout=120)
-    assert second["jobId"] != first["jobId"]
+    wait_for(lambda: not la.alive(first_procs), 30, 0.1, what="the suspended cluster's processes to exit")
+    jobs.wait(
+        lambda: job_status(jobs, "own").get("jobId") not in (None, first["jobId"]),
+        120,
+        "a second submission",
+    )
+    fresh = kube.get(kinds.RAYCLUSTER, cluster, "default")
+    assert fresh["metadata"]["uid"] != owned["metadata"]["uid"], "submitted to the dying cluster"
     jobs.seen.extend(second_procs := la.cluster_processes(kube, cluster))
     done = wait_deployment(jobs, "own", "Complete", "Failed", timeout=90)
     assert done["jobDeploymentStatus"] == "Complete", done

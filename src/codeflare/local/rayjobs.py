@@ -194,6 +194,11 @@ class RayJobRunner:
                 job, jobDeploymentStatus="Initializing", rayClusterName=cluster_name, startTime=_fmt(now)
             )
             deployment = "Initializing"
+        if cluster is not None and cluster["metadata"].get("deletionTimestamp"):
+            # Still going away (the job was suspended, or a previous run finished): never submit
+            # to a dying cluster; once it is gone, an own cluster is created afresh.
+            await self._set_status(job, message=f"waiting for RayCluster {cluster_name} to finish deleting")
+            return
         if own and cluster is None:
             await self._create_cluster(job, cluster_name)
             return
@@ -340,6 +345,8 @@ class RayJobRunner:
         spec = job.get("spec") or {}
         if not own or cluster is None or not spec.get("shutdownAfterJobFinishes"):
             return
+        if cluster["metadata"].get("deletionTimestamp"):
+            return  # already being deleted
         ended = _parse((job.get("status") or {}).get("endTime")) or _now()
         ttl = float(spec.get("ttlSecondsAfterFinished") or 0)
         if (_now() - ended).total_seconds() >= ttl:
