@@ -334,10 +334,14 @@ class WebhookConfig(_Section):
     ``bind_address`` port 0 picks a free port (the one chosen is what the webhook configurations
     name); ``cert_dir`` "" keeps the certificates in a private temporary directory; the serving
     certificate is valid for ``cert_validity`` and replaced when two thirds of it have passed.
+    ``failure_policy`` is what the API server does while the operator cannot be reached:
+    "Ignore" (default: a stopped operator does not block the API) or "Fail" (nothing is admitted
+    unchecked, as on a production cluster).
     """
 
     enabled: bool = True
     bind_address: BindAddress = "127.0.0.1:0"
+    failure_policy: Literal["Ignore", "Fail"] = "Ignore"
     cert_dir: str = ""
     cert_validity: PositiveDuration = timedelta(hours=24)
 

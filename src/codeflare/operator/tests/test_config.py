@@ -31,7 +31,8 @@ appwrapper:       {enabled: true, defaultQueueName: "", userRBACAdmissionCheck: 
                    failureGracePeriod: 1m, retryPausePeriod: 90s, retryLimit: 3,
                    forcefulDeletionGracePeriod: 10m, successTTL: 168h}}
 kuberay:          {rayDashboardOAuthEnabled: true, ingressDomain: "", mTLSEnabled: true}
-webhook:          {enabled: true, bindAddress: "127.0.0.1:0", certDir: "", certValidity: 24h}
+webhook:          {enabled: true, bindAddress: "127.0.0.1:0", failurePolicy: Ignore, certDir: "",
+                   certValidity: 24h}
 """
 
 

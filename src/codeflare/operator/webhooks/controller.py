@@ -57,7 +57,7 @@ async def _register_until_current(ctx: OperatorContext, base_url: str, bundle: s
     delay = 0.5
     while True:
         try:
-            if await register_configurations(ctx.kube, base_url, bundle):
+            if await register_configurations(ctx.kube, base_url, bundle, ctx.config.webhook.failure_policy):
                 return
             log.warning("webhook configurations do not carry the current CA bundle yet; retrying")
         except errors.KubeError as exc:

@@ -171,7 +171,9 @@ class WebhookCertificates:
         return max(0.0, due - self.clock())
 
 
-def webhook_configurations(base_url: str, ca_bundle_b64: str) -> tuple[Obj, Obj]:
+def webhook_configurations(
+    base_url: str, ca_bundle_b64: str, failure_policy: str = "Ignore"
+) -> tuple[Obj, Obj]:
     """(mutating, validating) configurations naming the server at ``base_url``."""
 
     def webhook(endpoint: Endpoint) -> Obj:
@@ -189,7 +191,7 @@ def webhook_configurations(base_url: str, ca_bundle_b64: str) -> tuple[Obj, Obj]
             ],
             "admissionReviewVersions": ["v1"],
             "sideEffects": "None",
-            "failurePolicy": "Fail",
+            "failurePolicy": failure_policy,
             "timeoutSeconds": 10,
         }
 
@@ -209,9 +211,11 @@ def webhook_configurations(base_url: str, ca_bundle_b64: str) -> tuple[Obj, Obj]
     return mutating, validating
 
 
-async def register_configurations(kube: AsyncKube, base_url: str, ca_bundle_b64: str) -> bool:
+async def register_configurations(
+    kube: AsyncKube, base_url: str, ca_bundle_b64: str, failure_policy: str = "Ignore"
+) -> bool:
     """Apply both configurations; True when they read back carrying ``ca_bundle_b64``."""
-    mutating, validating = webhook_configurations(base_url, ca_bundle_b64)
+    mutating, validating = webhook_configurations(base_url, ca_bundle_b64, failure_policy)
     current = True
     for kind, body in ((MUTATING, mutating), (VALIDATING, validating)):
         await kube.apply(kind, body, field_manager=FIELD_MANAGER)
