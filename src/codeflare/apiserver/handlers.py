@@ -22,7 +22,7 @@ from typing import Any
 import yaml
 from aiohttp import web
 
-from codeflare.apiserver import bodies, discovery, errors, tables
+from codeflare.apiserver import bodies, discovery, errors, protowire, tables
 from codeflare.apiserver.admission import Admission, AdmissionRequest
 from codeflare.apiserver.auth import ANONYMOUS, TokenAuthenticator
 from codeflare.apiserver.context import RequestContext, UserInfo
@@ -367,7 +367,13 @@ class ApiHandlers:
         if virtual is not None:
             if verb != "create":
                 raise errors.method_not_allowed()
-            answer = await virtual(rt, attrs, ctx, await self._body(request))
+            content_type = request.headers.get("Content-Type", _JSON)
+            if content_type.split(";", 1)[0].strip().lower() == "application/vnd.kubernetes.protobuf":
+                kind = "TokenRequest" if sub == "token" else rt.kind  # kubectl sends these as protobuf
+                body = protowire.decode_request(await request.read(), kind)
+            else:
+                body = await self._body(request)
+            answer = await virtual(rt, attrs, ctx, body)
             return json_response(answer, 201, ctx.warnings)
         if verb == "get":
             if sub == "scale":
