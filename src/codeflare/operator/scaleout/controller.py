@@ -332,7 +332,7 @@ class ScaleOutController:
     ) -> float:
         delay = self.cfg.scale_in_delay.total_seconds()
         wait = 1.0
-        nodes = self.informers[kinds.NODE].cache
+        nodes = self._objects(kinds.NODE)  # with our own deletion marks, even before the cache has them
         for p, obj in groups:
             records = provider.recorded(obj)
             released = [r for r in records if r.released_at is not None]
@@ -370,11 +370,15 @@ class ScaleOutController:
                 (meta.get("namespace", ""), v) in released for v in mine
             ):
                 busy.add(str(node))
-        idle = [n for n in members if n["metadata"]["name"] not in busy]
+        # marked nodes beyond the replicas are already given back (the provider has yet to remove
+        # them); marked nodes within the replicas were marked by a pass that died before lowering them
+        surplus = max(0, len(members) - group.replicas)
+        going = {n["metadata"]["name"] for n in sorted(members, key=_removal_rank)[:surplus] if _marked(n)}
+        idle = [n for n in members if n["metadata"]["name"] not in busy | going]
         idle.sort(key=lambda n: _removal_rank(n))
-        return self._keep_admitted_capacity(group, idle)
+        return self._keep_admitted_capacity(group, idle, going)
 
-    def _keep_admitted_capacity(self, group: NodeGroup, idle: list[Obj]) -> list[str]:
+    def _keep_admitted_capacity(self, group: NodeGroup, idle: list[Obj], going: set[str]) -> list[str]:
         """Drop candidates whose removal would leave admitted workloads' flavors short of nodes."""
         flavors = {
             name: dict((obj.get("spec") or {}).get("nodeLabels") or {})
@@ -396,7 +400,7 @@ class ScaleOutController:
         for candidate in idle:
             name = candidate["metadata"]["name"]
             if all(
-                _allocatable(nodes, served[f], r, set(chosen) | {name}) >= need
+                _allocatable(nodes, served[f], r, going | set(chosen) | {name}) >= need
                 for (f, r), need in usage.items()
             ):
                 chosen.append(name)
@@ -451,7 +455,7 @@ class ScaleOutController:
 
     async def _mark_for_deletion(self, p: Provider, node_name: str, namespace: str) -> None:
         """Annotate the node's Machine (when it names one) and the Node the provider's way."""
-        node = self.informers[kinds.NODE].cache.get(("", node_name)) or {}
+        node = self._objects(kinds.NODE).get(("", node_name)) or {}
         annotations = (node.get("metadata") or {}).get("annotations") or {}
         body = {"metadata": {"annotations": {p.delete_annotation: "true"}}}
         machine = str(annotations.get(p.node_machine_annotation) or "")
@@ -461,7 +465,7 @@ class ScaleOutController:
                 await self.ctx.kube.patch(p.machine_kind, name, body, ns or namespace)
         if annotations.get(p.delete_annotation) != "true":
             with contextlib.suppress(errors.NotFound):
-                await self.ctx.kube.patch(kinds.NODE, node_name, body)
+                self._remember(kinds.NODE, await self.ctx.kube.patch(kinds.NODE, node_name, body))
 
 
 def _finished(obj: Obj) -> bool:
@@ -485,12 +489,19 @@ def _ready(node: Obj) -> bool:
     return any(c.get("type") == "Ready" and c.get("status") == "True" for c in conditions)
 
 
+def _marked(node: Obj) -> bool:
+    annotations = (node.get("metadata") or {}).get("annotations") or {}
+    return any(a.endswith("/delete-machine") for a in annotations)
+
+
 def _removal_rank(node: Obj) -> tuple[int, int, str]:
     """Nodes already marked first, then not-Ready ones, then newest names first (reverse order)."""
-    annotations = (node.get("metadata") or {}).get("annotations") or {}
-    marked = any(a.endswith("/delete-machine") for a in annotations)
     name = node["metadata"]["name"]
-    return (0 if marked else 1, 1 if _ready(node) else 0, "".join(chr(0x10FFFF - ord(c)) for c in name))
+    return (
+        0 if _marked(node) else 1,
+        1 if _ready(node) else 0,
+        "".join(chr(0x10FFFF - ord(c)) for c in name),
+    )
 
 
 def _allocatable(nodes: Any, labels: Mapping[str, str], resource: str, without: set[str]) -> int:
