@@ -168,6 +168,10 @@ class LocalMode:
                 doc["metrics"]["bindAddress"] = "0"
                 doc["queueing"]["backoffTime"] = "2s"
                 doc["instascale"]["enabled"] = False
+                # Ray nodes are host processes here: no init containers to mint certificates, no
+                # OpenShift OAuth proxy; the dashboard is served on 127.0.0.1 only.
+                doc["kuberay"]["mTLSEnabled"] = False
+                doc["kuberay"]["rayDashboardOAuthEnabled"] = False
                 kube.create(kinds.CONFIGMAP, config_map(OPERATOR_NAMESPACE, OperatorConfig.from_dict(doc)))
             else:
                 cfg = OperatorConfig.from_yaml(str((existing.get("data") or {}).get(CONFIG_KEY, "")))

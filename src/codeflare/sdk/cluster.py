@@ -197,11 +197,14 @@ class Cluster:
 
 
 def dashboard_uri(
-    client: Client, rc: dict[str, Any], ingresses: dict[str, dict[str, Any]] | None = None
+    client: Client,
+    rc: dict[str, Any],
+    ingresses: dict[str, dict[str, Any]] | None = None,
+    routes: dict[str, dict[str, Any]] | None = None,
 ) -> str | None:
     """The dashboard URL: local mode's recorded one, the Ingress/Route host, or the head service.
 
-    ``ingresses`` (by name, from one list call) spares a GET per cluster when listing many.
+    ``ingresses``/``routes`` (by name, from one list call each) spare GETs per cluster when listing.
     """
     annotations = (rc.get("metadata") or {}).get("annotations") or {}
     if annotations.get(DASHBOARD_ANNOTATION):
@@ -222,7 +225,7 @@ def dashboard_uri(
         if rules and rules[0].get("host"):
             scheme = "https" if (ingress.get("spec") or {}).get("tls") else "http"
             return f"{scheme}://{rules[0]['host']}"
-    route_host = _route_host(client, rc) if ingress is None else None
+    route_host = _route_host(client, rc, routes) if ingress is None else None
     if route_host:
         return f"https://{route_host}"
     status = rc.get("status") or {}
@@ -233,15 +236,21 @@ def dashboard_uri(
     return None
 
 
-def _route_host(client: Client, rc: dict[str, Any]) -> str | None:
+def _route_host(
+    client: Client, rc: dict[str, Any], routes: dict[str, dict[str, Any]] | None = None
+) -> str | None:
     """The host of the OpenShift Route ``ray-dashboard-<name>`` (None off OpenShift or before admission)."""
     from codeflare.kube import errors
 
     meta = rc.get("metadata") or {}
-    try:
-        route = client.kube.find(_kinds().ROUTE, f"ray-dashboard-{meta.get('name')}", meta.get("namespace"))
-    except errors.KubeError:
-        return None
+    name = f"ray-dashboard-{meta.get('name')}"
+    if routes is not None:
+        route = routes.get(name)
+    else:
+        try:
+            route = client.kube.find(_kinds().ROUTE, name, meta.get("namespace"))
+        except errors.KubeError:
+            return None
     if route is None:
         return None
     ingresses = (route.get("status") or {}).get("ingress") or []
@@ -302,14 +311,15 @@ def _config_from(rc: dict[str, Any]) -> ClusterConfiguration:
 
 
 def list_all_clusters(namespace: str | None = None, client: Client | None = None) -> list[RayClusterInfo]:
-    """Every RayCluster of the namespace: one list, plus one Ingress list only when a cluster has
-    no recorded dashboard URL (never a request per cluster)."""
+    """Every RayCluster of the namespace: one list, plus one Ingress and one Route list only when a
+    cluster has no recorded dashboard URL (never a request per cluster)."""
     from codeflare.kube import errors
 
     client = client or Client.default()
     namespace = namespace or client.namespace
     clusters = client.kube.list(_kinds().RAYCLUSTER, namespace)
     ingresses: dict[str, dict[str, Any]] = {}
+    routes: dict[str, dict[str, Any]] = {}
     if any(
         not ((rc.get("metadata") or {}).get("annotations") or {}).get(DASHBOARD_ANNOTATION) for rc in clusters
     ):
@@ -317,7 +327,11 @@ def list_all_clusters(namespace: str | None = None, client: Client | None = None
             ingresses = {i["metadata"]["name"]: i for i in client.kube.list(_kinds().INGRESS, namespace)}
         except errors.KubeError:
             ingresses = {}
-    return [info_of(rc, dashboard_uri(client, rc, ingresses) or "") for rc in clusters]
+        try:
+            routes = {r["metadata"]["name"]: r for r in client.kube.list(_kinds().ROUTE, namespace)}
+        except errors.KubeError:  # not OpenShift
+            routes = {}
+    return [info_of(rc, dashboard_uri(client, rc, ingresses, routes) or "") for rc in clusters]
 
 
 def list_all_queued(namespace: str | None = None, client: Client | None = None) -> list[dict[str, Any]]:
