@@ -11,7 +11,9 @@ controller's informers and from the API calls in the operator's source - and not
 from __future__ import annotations
 
 import ast
+import importlib
 import inspect
+import pkgutil
 import shutil
 import subprocess
 from pathlib import Path
@@ -22,11 +24,16 @@ import yaml
 
 from codeflare.kube import kinds
 from codeflare.kube.kinds import Kind
-from codeflare.operator import configuration, events, leader
+from codeflare.operator import manifests
 from codeflare.operator.appwrapper import controller as appwrapper_controller
 from codeflare.operator.config import CONFIGMAP_NAME, OperatorConfig, config_map
 from codeflare.operator.queueing import controller as queueing_controller
 from codeflare.operator.queueing import jobs
+from codeflare.operator.raycluster import controller as raycluster_controller
+from codeflare.operator.raycluster import oauth
+from codeflare.operator.scaleout import controller as scaleout_controller
+from codeflare.operator.scaleout import groups as scaleout_groups
+from codeflare.operator.webhooks import server as webhook_server
 from tests.support.apiserver import ServerProcess
 
 REPO = Path(__file__).resolve().parents[2]
@@ -34,6 +41,8 @@ NAMESPACE = "codeflare-system"
 KUBECTL = shutil.which("kubectl")
 Obj = dict[str, Any]
 Need = tuple[str, str, str]  # (apiGroup, resource[/subresource], verb)
+PROVIDER_KINDS = tuple(p.kind for p in scaleout_groups.PROVIDERS.values())
+VariableKinds = tuple[Kind, ...] | dict[str, tuple[Kind, ...]]  # for every client method, or per method
 
 # What each client method asks of RBAC: (verb, on the subresource when called with status=True).
 CLIENT_VERBS: dict[str, tuple[tuple[str, bool], ...]] = {
@@ -47,9 +56,12 @@ CLIENT_VERBS: dict[str, tuple[tuple[str, bool], ...]] = {
     "replace_status": (("update", True),),
     "update": (("get", False), ("update", True)),  # read the object, write it (or its status)
     "patch": (("patch", True),),
-    "apply": (("patch", True),),
+    "apply": (("patch", True), ("create", False)),  # server-side apply creates what is missing
     "delete": (("delete", False),),
 }
+# The only access to Secrets: create the per-RayCluster CA Secret (mTLS) and the OAuth proxy's cookie
+# Secret (raycluster controller, created once, never read back).
+SECRET_GRANTS = {("", "secrets", "create")}
 # Kinds the operator only touches in its own namespace: granted by a Role, not the ClusterRole.
 OWN_NAMESPACE_ONLY = {kinds.CONFIGMAP, kinds.LEASE}
 
@@ -90,10 +102,21 @@ def _is_kube_call(func: ast.expr) -> str | None:
     return None
 
 
-def _kinds_of(arg: ast.expr, function: str, tree: ast.Module, variable_kinds: tuple[Kind, ...]) -> list[Kind]:
-    """The Kinds a call's first argument can be: ``kinds.X``, or a parameter resolved at call sites."""
+def _constant_kind(arg: ast.expr, module: Any) -> Kind | None:
+    """``kinds.X``, or a module-level Kind constant such as ``CLUSTER_ROLE_BINDING``."""
     if isinstance(arg, ast.Attribute) and isinstance(arg.value, ast.Name) and arg.value.id == "kinds":
-        return [getattr(kinds, arg.attr)]
+        return getattr(kinds, arg.attr)
+    if isinstance(arg, ast.Name) and isinstance(getattr(module, arg.id, None), Kind):
+        return getattr(module, arg.id)
+    return None
+
+
+def _kinds_of(arg: ast.expr, function: str, tree: ast.Module, module: Any) -> tuple[list[Kind], bool]:
+    """The Kinds a call's first argument can be, and whether some are only known at run time:
+    a constant, or a parameter resolved at the enclosing function's call sites."""
+    constant = _constant_kind(arg, module)
+    if constant is not None:
+        return [constant], False
     sites = [
         call.args[0]
         for call in ast.walk(tree)
@@ -102,17 +125,15 @@ def _kinds_of(arg: ast.expr, function: str, tree: ast.Module, variable_kinds: tu
         and call.func.attr == function
         and call.args
     ]
-    named = [
-        getattr(kinds, a.attr)
-        for a in sites
-        if isinstance(a, ast.Attribute) and isinstance(a.value, ast.Name) and a.value.id == "kinds"
-    ]
-    variable = not sites or len(named) < len(sites)  # some caller passes a kind it got from elsewhere
-    return named + (list(variable_kinds) if variable else [])
+    named = [k for k in (_constant_kind(a, module) for a in sites) if k is not None]
+    return named, not sites or len(named) < len(sites)  # some caller passes a kind it got elsewhere
 
 
-def needs_of_source(module: Any, variable_kinds: tuple[Kind, ...] = ()) -> set[Need]:
-    """(group, resource, verb) for every client call in ``module``'s source."""
+def needs_of_source(module: Any, variable_kinds: VariableKinds = ()) -> set[Need]:
+    """(group, resource, verb) for every client call in ``module``'s source.
+
+    A call whose kind is only known at run time takes ``variable_kinds`` (for every method, or
+    per client method); a module with such a call and nothing given fails the scan."""
     tree = ast.parse(inspect.getsource(module))
     needs: set[Need] = set()
     for function in ast.walk(tree):
@@ -128,36 +149,93 @@ def needs_of_source(module: Any, variable_kinds: tuple[Kind, ...] = ()) -> set[N
                 kw.arg == "status" and isinstance(kw.value, ast.Constant) and kw.value.value is True
                 for kw in call.keywords
             )
-            for kind in _kinds_of(call.args[0], function.name, tree, variable_kinds):
+            found, variable = _kinds_of(call.args[0], function.name, tree, module)
+            if variable:
+                extra = variable_kinds.get(method, ()) if isinstance(variable_kinds, dict) else variable_kinds
+                assert extra, (
+                    f"{module.__name__}.{function.name}: kube.{method} on a kind known only at run "
+                    f"time (line {call.lineno}); name its kinds in operator_needs()"
+                )
+                found = [*found, *extra]
+            for kind in found:
                 for verb, on_status in CLIENT_VERBS[method]:
+                    if status and verb == "create" and method == "apply":
+                        continue  # applying a status never creates the object
                     group, resource = _resource(kind, status and on_status)
                     needs.add((group, resource, verb))
     return needs
 
 
+def operator_modules() -> list[Any]:
+    """Every module of the operator package except tests."""
+    import codeflare.operator as package
+
+    names = [
+        info.name
+        for info in pkgutil.walk_packages(package.__path__, package.__name__ + ".")
+        if ".tests" not in info.name
+    ]
+    return [importlib.import_module(name) for name in sorted(names)]
+
+
+def list_watch(*watched: Kind) -> set[Need]:
+    return {(k.group, k.plural, verb) for k in watched for verb in ("list", "watch")}
+
+
+def raycluster_children_kinds() -> tuple[tuple[Kind, ...], tuple[Kind, ...]]:
+    """(applied, created once) child kinds over every configuration: OpenShift or not, all features on."""
+    kuberay = {"ingressDomain": "apps.example.com", "rayDashboardOAuthEnabled": True, "mTLSEnabled": True}
+    config = OperatorConfig.from_dict({"kuberay": kuberay})
+    ctx = type("Ctx", (), {"config": config, "kube": None})()
+    children = raycluster_controller.RayClusterChildren(ctx)
+    rc = {"kind": "RayCluster", "metadata": {"name": "c", "namespace": "n", "uid": "u"}}
+    applied: set[Kind] = set()
+    once: set[Kind] = set()
+    for openshift in (False, True):
+        a, o = children.desired(rc, openshift)
+        applied |= {raycluster_controller._KIND_OF[c["kind"]] for c in a}
+        once |= {raycluster_controller._KIND_OF[c["kind"]] for c in o}
+    return tuple(applied), tuple(once)
+
+
+def variable_kinds_by_module() -> dict[str, VariableKinds]:
+    """Kinds that calls decide at run time, per module (each derived from the code, not listed)."""
+    providers = scaleout_groups.PROVIDERS.values()
+    applied, once = raycluster_children_kinds()
+    configurations = (webhook_server.MUTATING, webhook_server.VALIDATING)
+    return {
+        queueing_controller.__name__: jobs.QUEUED_KINDS,
+        appwrapper_controller.__name__: appwrapper_controller.WATCHED_CHILDREN,
+        scaleout_controller.__name__: {
+            "update": tuple(p.kind for p in providers),
+            "patch": tuple(p.machine_kind for p in providers),
+        },
+        webhook_server.__name__: {"apply": configurations, "get": configurations},
+        raycluster_controller.__name__: {"apply": applied, "create": once},
+    }
+
+
 def queueing_needs() -> set[Need]:
-    """The queueing controller: list+watch on every informer kind, plus every write in its source."""
+    """The queueing controller: list+watch on every informer kind."""
     ctx = type("Ctx", (), {"config": OperatorConfig.default(), "kube": None})()
     controller = queueing_controller.QueueingController(ctx)
-    needs = {(k.group, k.plural, verb) for k in controller.informers for verb in ("list", "watch")}
-    needs |= needs_of_source(queueing_controller, jobs.QUEUED_KINDS)
     assert "events.record" in inspect.getsource(queueing_controller)
-    return needs
+    return list_watch(*controller.informers)
 
 
 def operator_needs() -> set[Need]:
+    """Every client call in every operator module, informers, kopf's watches, and the role bound."""
+    variable = variable_kinds_by_module()
+    needs = set().union(*(needs_of_source(m, variable.get(m.__name__, ())) for m in operator_modules()))
     return (
-        queueing_needs()
-        | needs_of_source(configuration)
-        | needs_of_source(leader)
-        | needs_of_source(events)
-        | needs_of_source(appwrapper_controller, appwrapper_controller.WATCHED_CHILDREN)
-        # kopf watches the AppWrappers and the labelled children it has handlers for
-        | {
-            (k.group, k.plural, v)
-            for k in (kinds.APPWRAPPER, *appwrapper_controller.WATCHED_CHILDREN)
-            for v in ("list", "watch")
-        }
+        needs
+        | queueing_needs()
+        # scale-out informers: its own kinds plus every provider's node groups
+        | list_watch(*scaleout_controller.WATCHED_KINDS, *PROVIDER_KINDS)
+        # kopf watches the AppWrappers, the labelled children it has handlers for, and RayClusters
+        | list_watch(kinds.APPWRAPPER, *appwrapper_controller.WATCHED_CHILDREN, kinds.RAYCLUSTER)
+        # the OAuth proxy's ClusterRoleBinding binds a role the operator does not fully hold
+        | {(raycluster_controller.CLUSTER_ROLE_BINDING.group, "clusterroles", "bind")}
     )
 
 
@@ -272,12 +350,39 @@ def test_rbac_grants_exactly_what_the_operator_uses(rendered: list[Obj]) -> None
         n for n in needs if n not in cluster_grants and not ((n[0], n[1]) in own and n in namespace_grants)
     )
     assert missing == [], f"RBAC lacks: {missing}"
-    # least privilege: no wildcards, no secrets, own-namespace kinds only through the Role, nothing unused
+    # least privilege: no wildcards, own-namespace kinds only through the Role, nothing unused
     assert not any("*" in n for grant in (cluster_grants, namespace_grants) for n in grant)
-    assert not any(r == "secrets" for _, r, _ in cluster_grants | namespace_grants)
     assert not any((g, r) in own for g, r, _ in cluster_grants)
+    # Secrets: only what SECRET_GRANTS documents (create the per-cluster CA and OAuth cookie);
+    # never get/list/watch, so the operator cannot read any Secret
+    secret_grants = {n for n in cluster_grants | namespace_grants if n[1].startswith("secrets")}
+    assert secret_grants == SECRET_GRANTS
+    # bind: only on the role the OAuth proxy's ClusterRoleBinding refers to
+    [bind] = [r for r in cluster_role["rules"] if "bind" in r["verbs"]]
+    role_ref = oauth.cluster_role_binding({"metadata": {"name": "c", "namespace": "n"}})["roleRef"]
+    assert (bind["verbs"], bind["resources"]) == (["bind"], ["clusterroles"])
+    assert bind["resourceNames"] == [role_ref["name"]]
     kopf_discovery = {
         ("apiextensions.k8s.io", "customresourcedefinitions", v) for v in ("get", "list", "watch")
     }
     unused = sorted((cluster_grants | namespace_grants) - needs - kopf_discovery)
     assert unused == [], f"RBAC grants what no code uses: {unused}"
+
+
+def test_packaged_rbac_is_deploys(rendered: list[Obj]) -> None:
+    """Local mode installs src/codeflare/operator/manifests/rbac.yaml: the same objects as deploy/."""
+    packaged = manifests.rbac_objects()
+    assert [o["kind"] for o in packaged] == [
+        "Namespace",
+        "ServiceAccount",
+        "ClusterRole",
+        "ClusterRoleBinding",
+        "Role",
+        "RoleBinding",
+    ]
+    for obj in packaged:
+        deployed = one(rendered, obj["kind"], obj["metadata"]["name"])
+        deployed["metadata"]["labels"].pop("app.kubernetes.io/part-of", None)  # added by kustomize
+        assert deployed == obj
+    sa = one(packaged, "ServiceAccount")["metadata"]
+    assert (sa["namespace"], sa["name"]) == (manifests.NAMESPACE, manifests.SERVICE_ACCOUNT)

@@ -88,13 +88,13 @@ class RayClusterChildren:
         for child in applied:
             await self.kube.apply(_KIND_OF[child["kind"]], child, field_manager=FIELD_MANAGER)
         for child in created_once:
+            # create without reading first: the operator needs no get (read) access to Secrets
             kind, child_name = _KIND_OF[child["kind"]], child["metadata"]["name"]
-            if await self.kube.find(kind, child_name, namespace) is None:
-                try:
-                    await self.kube.create(kind, child)
-                    log.info("RayCluster %s/%s: created %s %s", namespace, name, child["kind"], child_name)
-                except errors.AlreadyExists:
-                    pass
+            try:
+                await self.kube.create(kind, child)
+                log.info("RayCluster %s/%s: created %s %s", namespace, name, child["kind"], child_name)
+            except errors.AlreadyExists:
+                pass
         if use_oauth:
             await self.kube.apply(
                 CLUSTER_ROLE_BINDING, oauth.cluster_role_binding(rc), field_manager=FIELD_MANAGER

@@ -49,6 +49,8 @@ log = logging.getLogger(__name__)
 Obj = dict[str, Any]
 CONDITION = "ScaleOut"
 MANAGED_POD_LABELS = ("ray.io/cluster", "workload.codeflare.dev/appwrapper", "kueue.x-k8s.io/queue-name")
+# informers besides the providers' groups (deploy/'s RBAC grants list+watch on each)
+WATCHED_KINDS = (kinds.WORKLOAD, kinds.RESOURCE_FLAVOR, kinds.NODE, kinds.POD)
 
 
 def register(ctx: OperatorContext, registry: Any) -> list[Awaitable[Any]]:
@@ -95,8 +97,7 @@ class ScaleOutController:
         self.providers = await self._discover()
         if not self.providers:
             await asyncio.Event().wait()  # off for good; returning would stop the operator
-        watched = [kinds.WORKLOAD, kinds.RESOURCE_FLAVOR, kinds.NODE, kinds.POD]
-        for kind in watched + [p.kind for p in self.providers]:
+        for kind in [*WATCHED_KINDS, *(p.kind for p in self.providers)]:
             self.informers[kind] = Informer(self.ctx.kube, kind, self._poke)
         tasks = [
             asyncio.create_task(inf.run(), name=f"scaleout-{k.plural}") for k, inf in self.informers.items()

@@ -31,15 +31,16 @@ READY_COMPONENT = "webhooks"
 
 
 async def serves_routes(kube: AsyncKube, namespace: str) -> bool:
-    """Whether the API serves OpenShift Routes (``route.openshift.io``), i.e. this is OpenShift."""
+    """Whether the API serves OpenShift Routes (``route.openshift.io``), i.e. this is OpenShift.
+
+    Asked through discovery (``GET /apis``), which every authenticated user may read, so the
+    operator needs no RBAC on Routes just to find out (``namespace`` is kept for callers)."""
     try:
-        await kube.list(kinds.ROUTE, namespace)
-    except errors.NotFound:
-        return False
+        groups = await kube.api_groups()
     except errors.KubeError as exc:
         log.warning("cannot tell whether route.openshift.io is served (%s); assuming plain Kubernetes", exc)
         return False
-    return True
+    return kinds.ROUTE.version in groups.get(kinds.ROUTE.group, [])
 
 
 def admission_settings(ctx: OperatorContext, openshift: bool) -> AdmissionSettings:
