@@ -54,7 +54,11 @@ def _not_admitted_reason(kube: Kube, cluster: str) -> str:
 @pytest.mark.ray
 def test_second_cluster_waits_for_quota_then_starts(own_plane: LocalPlane, tmp_path: Path) -> None:
     kube = own_plane.kube
-    write_operator_config(kube, quiet_config())
+    # As `local up` configures it: Ray nodes are host processes, so no mTLS env/certificates
+    # (RAY_USE_TLS with a cert mount that does not exist on the host stops the GCS) and no OAuth.
+    write_operator_config(
+        kube, quiet_config(kuberay={"mTLSEnabled": False, "rayDashboardOAuthEnabled": False})
+    )
     operator = OperatorProcess(own_plane.server.kubeconfig, tmp_path / "operator.log").start()
     try:
         kube.create(kinds.RESOURCE_FLAVOR, {"metadata": {"name": "default-flavor"}, "spec": {}})
