@@ -6,6 +6,13 @@ ClusterQueue sized to this machine and a default LocalQueue; it returns once the
 and the operator is ready. It is idempotent. ``down`` stops exactly the processes ``up``
 started (by pid and start time); the agent stops every Ray process it started on its way out.
 Objects survive a down/up: the state lives in ``<home>/apiserver/state.db``.
+
+Identities: the operator runs as ServiceAccount ``codeflare-system/codeflare-operator`` with the
+ClusterRole and Role shipped in deploy/ (installed from the packaged copy), through
+``<home>/operator.kubeconfig`` carrying a TokenRequest token issued at each start, so local mode
+exercises the same least-privilege RBAC as a cluster install. The node agent keeps the admin
+kubeconfig: it plays kubelet and KubeRay (Nodes, Pods, RayCluster/RayJob status), whose cluster
+identities are out of deploy/'s scope. Users get the admin kubeconfig (``<home>/kubeconfig``).
 """
 
 from __future__ import annotations
@@ -58,6 +65,11 @@ class LocalMode:
     @property
     def kubeconfig(self) -> Path:
         return self.home / "kubeconfig"
+
+    @property
+    def operator_kubeconfig(self) -> Path:
+        """The operator's own credentials (its ServiceAccount's token), never admin's."""
+        return self.home / "operator.kubeconfig"
 
     def components(self) -> dict[str, Component]:
         if not self.record.exists():
@@ -122,9 +134,18 @@ class LocalMode:
         os.chmod(self.kubeconfig, 0o600)
         probe_port = self._bootstrap()
         if "operator" not in components:
+            from codeflare.local.operator_identity import write_operator_kubeconfig
+
+            write_operator_kubeconfig(self.kubeconfig, self.operator_kubeconfig)
             components["operator"] = self._spawn(
                 "operator",
-                ["operator", "--kubeconfig", str(self.kubeconfig), "--namespace", OPERATOR_NAMESPACE],
+                [
+                    "operator",
+                    "--kubeconfig",
+                    str(self.operator_kubeconfig),
+                    "--namespace",
+                    OPERATOR_NAMESPACE,
+                ],
             )
         if "agent" not in components:
             components["agent"] = self._spawn("agent", ["local", "agent", "--home", str(self.home)])
@@ -144,6 +165,7 @@ class LocalMode:
         from codeflare.kube import config, errors, kinds
         from codeflare.kube.client import Kube
         from codeflare.local.node_info import cpu_overcommit, detect_node_capacity
+        from codeflare.local.operator_identity import install_rbac
         from codeflare.operator.config import CONFIG_KEY, CONFIGMAP_NAME, OperatorConfig, config_map
 
         kube = Kube(config.from_kubeconfig(self.kubeconfig), field_manager="codeflare-local")
@@ -158,6 +180,7 @@ class LocalMode:
             for ns in (OPERATOR_NAMESPACE, "default"):
                 with contextlib.suppress(errors.AlreadyExists):
                     kube.create(kinds.NAMESPACE, {"metadata": {"name": ns}})
+            install_rbac(kube)  # the operator's ServiceAccount, ClusterRole, Role and bindings (deploy/'s)
             existing = kube.find(kinds.CONFIGMAP, CONFIGMAP_NAME, OPERATOR_NAMESPACE)
             if existing is None:
                 with socket.socket() as sock:
