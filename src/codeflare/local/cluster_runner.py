@@ -220,8 +220,13 @@ class LocalRayCluster:
         """Rebuild a cluster from :meth:`to_state`; nodes whose process is gone (or whose pid now
         belongs to another process) are dropped, their ports released and leftovers stopped."""
         cluster = cls(
-            str(state["name"]), head, uid=str(state["uid"]), log_dir=Path(state["log_dir"]),
-            ports=ports, temp_root=str(state["temp_root"]), ray_executable=ray_executable,
+            str(state["name"]),
+            head,
+            uid=str(state["uid"]),
+            log_dir=Path(state["log_dir"]),
+            ports=ports,
+            temp_root=str(state["temp_root"]),
+            ray_executable=ray_executable,
             base_env=base_env,
         )
         cluster._next_index = {str(k): int(v) for k, v in dict(state.get("next_index", {})).items()}
@@ -229,11 +234,16 @@ class LocalRayCluster:
             node = RayNode.from_dict(data)
             if processes.is_alive(node.handle):
                 cluster.nodes[node.name] = node
-                logger.info("cluster %s: re-adopted node %s (pid %d)",
-                            cluster.name, node.name, node.handle.pid)
+                logger.info(
+                    "cluster %s: re-adopted node %s (pid %d)", cluster.name, node.name, node.handle.pid
+                )
             else:
-                logger.warning("cluster %s: node %s (pid %d) is gone; cleaning up",
-                               cluster.name, node.name, node.handle.pid)
+                logger.warning(
+                    "cluster %s: node %s (pid %d) is gone; cleaning up",
+                    cluster.name,
+                    node.name,
+                    node.handle.pid,
+                )
                 cluster._forget(node, grace=0.0)
         return cluster
 
@@ -323,7 +333,8 @@ class LocalRayCluster:
         """Names of our nodes whose raylet the head reports ALIVE."""
         alive = self.alive_node_ports()
         return [
-            n.name for n in self.nodes.values()
+            n.name
+            for n in self.nodes.values()
             if n.ports.node_manager in alive and processes.is_alive(n.handle)
         ]
 
@@ -381,18 +392,28 @@ class LocalRayCluster:
         temp_dir = node_temp_dir(self.uid, name, self.temp_root)
         try:
             spec = RayNodeSpec(
-                cluster=self.name, role=role, group=group, num_cpus=template.num_cpus,
-                temp_dir=temp_dir, ports=ports, num_gpus=template.num_gpus,
+                cluster=self.name,
+                role=role,
+                group=group,
+                num_cpus=template.num_cpus,
+                temp_dir=temp_dir,
+                ports=ports,
+                num_gpus=template.num_gpus,
                 memory_bytes=template.memory_bytes,
                 object_store_memory_bytes=template.object_store_memory_bytes,
-                resources=template.resources, ray_start_params=template.ray_start_params,
+                resources=template.resources,
+                ray_start_params=template.ray_start_params,
                 head_address=None if role == "head" else self.endpoints.gcs_address,
-                gpu_ids=template.gpu_ids, env=template.env,
+                gpu_ids=template.gpu_ids,
+                env=template.env,
             )
             command = build_ray_start(spec, self.base_env, self.ray_executable)
             Path(temp_dir).mkdir(parents=True, exist_ok=True)
             handle = processes.start_process(
-                command.argv, command.env, self.log_dir / f"{name}.log", temp_dir=temp_dir,
+                command.argv,
+                command.env,
+                self.log_dir / f"{name}.log",
+                temp_dir=temp_dir,
                 extra={"cluster": self.name, "node": name},
             )
         except BaseException:
@@ -418,8 +439,9 @@ class LocalRayCluster:
     def _raise_if_dead(self, node: RayNode) -> None:
         if processes.is_alive(node.handle):
             return
-        raise RayNodeFailedError(self.name, node.name, processes.exit_code(node.handle),
-                                 _tail(Path(node.handle.log_path)))
+        raise RayNodeFailedError(
+            self.name, node.name, processes.exit_code(node.handle), _tail(Path(node.handle.log_path))
+        )
 
 
 def _tcp_open(host: str, port: int) -> bool:

@@ -130,7 +130,9 @@ class PortAllocator:
         if low <= eph_high and eph_low <= high:
             logger.warning(
                 "port range %s overlaps the kernel ephemeral range %s-%s; collisions become possible",
-                self.port_range, eph_low, eph_high,
+                self.port_range,
+                eph_low,
+                eph_high,
             )
 
     # -- public API -------------------------------------------------------------------------

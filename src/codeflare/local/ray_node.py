@@ -34,21 +34,51 @@ LOOPBACK = "127.0.0.1"
 Role = Literal["head", "worker"]
 
 # Keys the agent decides itself: a user value is ignored (logged), ours is used.
-_OWNED_KEYS = frozenset({
-    "address", "port", "node-ip-address", "temp-dir", "head", "block", "disable-usage-stats",
-    "dashboard-host", "dashboard-port", "ray-client-server-port", "node-manager-port",
-    "object-manager-port", "metrics-export-port", "dashboard-agent-grpc-port",
-    "dashboard-agent-listen-port", "runtime-env-agent-port", "min-worker-port", "max-worker-port",
-    "worker-port-list", "redis-password", "redis-username", "node-name",
-})
+_OWNED_KEYS = frozenset(
+    {
+        "address",
+        "port",
+        "node-ip-address",
+        "temp-dir",
+        "head",
+        "block",
+        "disable-usage-stats",
+        "dashboard-host",
+        "dashboard-port",
+        "ray-client-server-port",
+        "node-manager-port",
+        "object-manager-port",
+        "metrics-export-port",
+        "dashboard-agent-grpc-port",
+        "dashboard-agent-listen-port",
+        "runtime-env-agent-port",
+        "min-worker-port",
+        "max-worker-port",
+        "worker-port-list",
+        "redis-password",
+        "redis-username",
+        "node-name",
+    }
+)
 # Keys that would reach outside this node's sandbox (host cgroups, shared paths, external
 # exposure, arbitrary startup code): refused with a clear error.
-_REFUSED_KEYS = frozenset({
-    "plasma-directory", "object-spilling-directory", "autoscaling-config", "redis-shard-ports",
-    "ray-debugger-external", "enable-resource-isolation", "system-reserved-cpu",
-    "system-reserved-memory", "cgroup-path", "proxy-server-url", "labels-file", "system-config",
-    "tracing-startup-hook",
-})
+_REFUSED_KEYS = frozenset(
+    {
+        "plasma-directory",
+        "object-spilling-directory",
+        "autoscaling-config",
+        "redis-shard-ports",
+        "ray-debugger-external",
+        "enable-resource-isolation",
+        "system-reserved-cpu",
+        "system-reserved-memory",
+        "cgroup-path",
+        "proxy-server-url",
+        "labels-file",
+        "system-config",
+        "tracing-startup-hook",
+    }
+)
 _INT_KEYS = frozenset({"num-cpus", "num-gpus", "memory", "object-store-memory"})
 _BOOL_VALUE_KEYS = frozenset({"include-dashboard", "include-log-monitor"})
 _FLAG_KEYS = frozenset({"no-monitor", "enable-object-reconstruction", "no-redirect-output"})
@@ -173,8 +203,9 @@ def _check_spec(spec: RayNodeSpec) -> None:
         raise ValueError(f"{where}: role {spec.role!r} must be 'head' or 'worker'")
     if spec.num_cpus < 0 or spec.num_gpus < 0:
         raise ValueError(f"{where}: num_cpus and num_gpus must not be negative")
-    if spec.role == "head" and (spec.ports.gcs is None or spec.ports.dashboard is None
-                                or spec.ports.client_server is None):
+    if spec.role == "head" and (
+        spec.ports.gcs is None or spec.ports.dashboard is None or spec.ports.client_server is None
+    ):
         raise ValueError(f"{where}: a head needs gcs, dashboard and client_server ports")
     if spec.role == "worker" and not spec.head_address:
         raise ValueError(f"{where}: a worker needs head_address (the head's GCS host:port)")
@@ -203,8 +234,10 @@ def _user_params(spec: RayNodeSpec) -> _UserParams:
         elif key in _BOOL_VALUE_KEYS:
             flag = _parse_bool(value, where)
             if key == "include-dashboard" and spec.role == "head" and flag == "false":
-                raise RayStartParamError(f"{where}: local mode needs the head's dashboard "
-                                         "(readiness checks and the Jobs API go through it)")
+                raise RayStartParamError(
+                    f"{where}: local mode needs the head's dashboard "
+                    "(readiness checks and the Jobs API go through it)"
+                )
             out.extra_args.append(f"--{key}={flag}")
         elif key in _FLAG_KEYS:
             if _parse_bool(value, where) == "true":

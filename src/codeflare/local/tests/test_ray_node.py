@@ -10,20 +10,38 @@ from codeflare.local.ports import RayNodePorts
 from codeflare.local.ray_node import RayNodeSpec, RayStartParamError, build_ray_start, node_temp_dir
 
 HEAD_PORTS = RayNodePorts(
-    node_manager=20001, object_manager=20002, metrics_export=20003, dashboard_agent_grpc=20004,
-    dashboard_agent_listen=20005, runtime_env_agent=20006, min_worker=20100, max_worker=20163,
-    gcs=20007, dashboard=20008, client_server=20009,
+    node_manager=20001,
+    object_manager=20002,
+    metrics_export=20003,
+    dashboard_agent_grpc=20004,
+    dashboard_agent_listen=20005,
+    runtime_env_agent=20006,
+    min_worker=20100,
+    max_worker=20163,
+    gcs=20007,
+    dashboard=20008,
+    client_server=20009,
 )
 WORKER_PORTS = RayNodePorts(
-    node_manager=20011, object_manager=20012, metrics_export=20013, dashboard_agent_grpc=20014,
-    dashboard_agent_listen=20015, runtime_env_agent=20016, min_worker=20200, max_worker=20263,
+    node_manager=20011,
+    object_manager=20012,
+    metrics_export=20013,
+    dashboard_agent_grpc=20014,
+    dashboard_agent_listen=20015,
+    runtime_env_agent=20016,
+    min_worker=20200,
+    max_worker=20263,
 )
 
 
 def _head(**overrides: object) -> RayNodeSpec:
     fields: dict[str, object] = {
-        "cluster": "ns/demo", "role": "head", "group": "headgroup", "num_cpus": 1,
-        "temp_dir": node_temp_dir("uid-1", "head"), "ports": HEAD_PORTS,
+        "cluster": "ns/demo",
+        "role": "head",
+        "group": "headgroup",
+        "num_cpus": 1,
+        "temp_dir": node_temp_dir("uid-1", "head"),
+        "ports": HEAD_PORTS,
     }
     fields.update(overrides)
     return RayNodeSpec(**fields)  # type: ignore[arg-type]
@@ -54,8 +72,12 @@ def test_head_command_sets_every_isolation_flag() -> None:
 
 def test_kuberay_style_params_are_mapped_and_isolation_keys_overridden() -> None:
     params = {
-        "dashboard-host": "0.0.0.0", "block": "true", "num-gpus": "2",
-        "resources": '"{\\"TPU\\": 4}"', "include-dashboard": "true", "port": "6379",
+        "dashboard-host": "0.0.0.0",
+        "block": "true",
+        "num-gpus": "2",
+        "resources": '"{\\"TPU\\": 4}"',
+        "include-dashboard": "true",
+        "port": "6379",
     }
     command = build_ray_start(_head(ray_start_params=params, resources={"h": 1}, gpu_ids=(0, 1)), {}, "ray")
     flags = _flags(command.argv)
@@ -69,8 +91,13 @@ def test_kuberay_style_params_are_mapped_and_isolation_keys_overridden() -> None
 
 
 def test_worker_points_at_head_gcs_and_has_no_head_ports() -> None:
-    spec = _head(role="worker", group="small", ports=WORKER_PORTS, head_address="127.0.0.1:20007",
-                 temp_dir=node_temp_dir("uid-1", "small-0"))
+    spec = _head(
+        role="worker",
+        group="small",
+        ports=WORKER_PORTS,
+        head_address="127.0.0.1:20007",
+        temp_dir=node_temp_dir("uid-1", "small-0"),
+    )
     flags = _flags(build_ray_start(spec, {}, "ray").argv)
 
     assert flags["address"] == "127.0.0.1:20007"

@@ -30,10 +30,14 @@ def test_defaults_follow_codeflare_sdk() -> None:
 
 
 def test_quantities_are_normalised_memory_numbers_meaning_gib() -> None:
-    config = ClusterConfiguration("demo", head_memory_requests=4, head_memory_limits=4.5,
-                                  worker_cpu_requests=0.5, worker_cpu_limits="1000m",
-                                  additional_worker_groups=[
-                                      WorkerGroup("g", memory_requests=1, memory_limits="2Gi")])
+    config = ClusterConfiguration(
+        "demo",
+        head_memory_requests=4,
+        head_memory_limits=4.5,
+        worker_cpu_requests=0.5,
+        worker_cpu_limits="1000m",
+        additional_worker_groups=[WorkerGroup("g", memory_requests=1, memory_limits="2Gi")],
+    )
     assert (config.head_memory_requests, config.head_memory_limits) == ("4Gi", "4608Mi")
     assert (config.worker_cpu_requests, config.worker_cpu_limits) == ("500m", "1")
     assert config.additional_worker_groups[0].memory_requests == "1Gi"
@@ -45,73 +49,142 @@ def test_every_problem_is_reported_at_once() -> None:
     assert set(problems) == {"name", "num_workers", "worker_memory_limits", "local_queue"}
 
 
-@pytest.mark.parametrize(("kwargs", "field", "rule"), [
-    ({"name": "My_Cluster"}, "name", "RFC 1123 label"),
-    ({"name": "a" * 64}, "name", "no more than 63 characters"),
-    ({"namespace": "Team A"}, "namespace", "RFC 1123 label"),
-    ({"num_workers": -1}, "num_workers", "must not be negative"),
-    ({"num_workers": 1.5}, "num_workers", "whole number"),
-    ({"head_cpu_requests": "-1", "head_cpu_limits": "-1"}, "head_cpu_requests", "must not be negative"),
-    ({"worker_cpu_limits": "two"}, "worker_cpu_limits", "not a quantity"),
-    ({"head_memory_requests": "8GB"}, "head_memory_requests", "not a quantity"),
-    ({"head_cpu_limits": 1}, "head_cpu_limits", 'is below head_cpu_requests "2"'),
-    ({"worker_memory_limits": "1Gi"}, "worker_memory_limits", '"1Gi" is below worker_memory_requests "2Gi"'),
-    ({"head_memory_limits": 4}, "head_memory_limits", '"4Gi" is below head_memory_requests "8Gi"'),
-    ({"worker_extended_resource_requests": {"gpu": 1}}, "worker_extended_resource_requests['gpu']",
-     "domain-prefixed"),
-    ({"worker_extended_resource_requests": {"cpu": 1}}, "worker_extended_resource_requests['cpu']",
-     "standard resource"),
-    ({"head_extended_resource_requests": {"nvidia.com/gpu": "500m"}},
-     "head_extended_resource_requests['nvidia.com/gpu']", "whole number"),
-    ({"head_extended_resource_requests": {"nvidia.com/gpu": -1}},
-     "head_extended_resource_requests['nvidia.com/gpu']", "must not be negative"),
-    ({"extended_resource_mapping": {"example.com/x": ""}}, "extended_resource_mapping['example.com/x']",
-     "non-empty Ray resource"),
-    ({"enable_autoscaling": True, "min_workers": 3, "max_workers": 2}, "min_workers",
-     "is above max_workers 2"),
-    ({"enable_autoscaling": True, "num_workers": 5, "max_workers": 3}, "num_workers", "outside [min_workers"),
-    ({"enable_autoscaling": True, "num_workers": 1, "min_workers": 2}, "num_workers", "outside [min_workers"),
-    ({"min_workers": 1}, "min_workers", "only applies with enable_autoscaling"),
-    ({"local_queue": ""}, "local_queue", "must not be empty"),
-    ({"local_queue": "Team Queue"}, "local_queue", "RFC 1123 subdomain"),
-    ({"priority": ""}, "priority", "must not be empty"),
-    ({"labels": {"bad key!": "v"}}, "labels['bad key!']", "name part"),
-    ({"labels": {"app": "has space"}}, "labels['app']", "at most 63 characters"),
-    ({"labels": {"Bad.Prefix/app": "v"}}, "labels['Bad.Prefix/app']", "prefix part"),
-    ({"labels": {"kueue.x-k8s.io/queue-name": "lq"}}, "labels['kueue.x-k8s.io/queue-name']",
-     "use local_queue instead"),
-    ({"annotations": {"note": 3}}, "annotations['note']", "must be a string"),
-    ({"envs": {"1BAD": "x"}}, "envs['1BAD']", "environment variable name"),
-    ({"ray_version": "latest"}, "ray_version", "must look like"),
-    ({"image": " "}, "image", "non-empty image"),
-    ({"image_pull_secrets": ["Creds!"]}, "image_pull_secrets[0]", "RFC 1123 subdomain"),
-    ({"tolerations": [{"key": "k", "operator": "Is"}]}, "tolerations[0].operator", "Equal or Exists"),
-    ({"tolerations": [{"key": "k", "effect": "Never"}]}, "tolerations[0].effect", "must be one of"),
-    ({"tolerations": [{"key": "k", "colour": "blue"}]}, "tolerations[0]", "unknown keys"),
-    ({"volume_mounts": [{"name": "missing", "mountPath": "/d"}]}, "volume_mounts[0].name",
-     "not one of volumes"),
-    ({"volumes": [{"name": "v"}, {"name": "v"}]}, "volumes[1].name", "duplicate volume name"),
-])
+@pytest.mark.parametrize(
+    ("kwargs", "field", "rule"),
+    [
+        ({"name": "My_Cluster"}, "name", "RFC 1123 label"),
+        ({"name": "a" * 64}, "name", "no more than 63 characters"),
+        ({"namespace": "Team A"}, "namespace", "RFC 1123 label"),
+        ({"num_workers": -1}, "num_workers", "must not be negative"),
+        ({"num_workers": 1.5}, "num_workers", "whole number"),
+        ({"head_cpu_requests": "-1", "head_cpu_limits": "-1"}, "head_cpu_requests", "must not be negative"),
+        ({"worker_cpu_limits": "two"}, "worker_cpu_limits", "not a quantity"),
+        ({"head_memory_requests": "8GB"}, "head_memory_requests", "not a quantity"),
+        ({"head_cpu_limits": 1}, "head_cpu_limits", 'is below head_cpu_requests "2"'),
+        (
+            {"worker_memory_limits": "1Gi"},
+            "worker_memory_limits",
+            '"1Gi" is below worker_memory_requests "2Gi"',
+        ),
+        ({"head_memory_limits": 4}, "head_memory_limits", '"4Gi" is below head_memory_requests "8Gi"'),
+        (
+            {"worker_extended_resource_requests": {"gpu": 1}},
+            "worker_extended_resource_requests['gpu']",
+            "domain-prefixed",
+        ),
+        (
+            {"worker_extended_resource_requests": {"cpu": 1}},
+            "worker_extended_resource_requests['cpu']",
+            "standard resource",
+        ),
+        (
+            {"head_extended_resource_requests": {"nvidia.com/gpu": "500m"}},
+            "head_extended_resource_requests['nvidia.com/gpu']",
+            "whole number",
+        ),
+        (
+            {"head_extended_resource_requests": {"nvidia.com/gpu": -1}},
+            "head_extended_resource_requests['nvidia.com/gpu']",
+            "must not be negative",
+        ),
+        (
+            {"extended_resource_mapping": {"example.com/x": ""}},
+            "extended_resource_mapping['example.com/x']",
+            "non-empty Ray resource",
+        ),
+        (
+            {"enable_autoscaling": True, "min_workers": 3, "max_workers": 2},
+            "min_workers",
+            "is above max_workers 2",
+        ),
+        (
+            {"enable_autoscaling": True, "num_workers": 5, "max_workers": 3},
+            "num_workers",
+            "outside [min_workers",
+        ),
+        (
+            {"enable_autoscaling": True, "num_workers": 1, "min_workers": 2},
+            "num_workers",
+            "outside [min_workers",
+        ),
+        ({"min_workers": 1}, "min_workers", "only applies with enable_autoscaling"),
+        ({"local_queue": ""}, "local_queue", "must not be empty"),
+        ({"local_queue": "Team Queue"}, "local_queue", "RFC 1123 subdomain"),
+        ({"priority": ""}, "priority", "must not be empty"),
+        ({"labels": {"bad key!": "v"}}, "labels['bad key!']", "name part"),
+        ({"labels": {"app": "has space"}}, "labels['app']", "at most 63 characters"),
+        ({"labels": {"Bad.Prefix/app": "v"}}, "labels['Bad.Prefix/app']", "prefix part"),
+        (
+            {"labels": {"kueue.x-k8s.io/queue-name": "lq"}},
+            "labels['kueue.x-k8s.io/queue-name']",
+            "use local_queue instead",
+        ),
+        ({"annotations": {"note": 3}}, "annotations['note']", "must be a string"),
+        ({"envs": {"1BAD": "x"}}, "envs['1BAD']", "environment variable name"),
+        ({"ray_version": "latest"}, "ray_version", "must look like"),
+        ({"image": " "}, "image", "non-empty image"),
+        ({"image_pull_secrets": ["Creds!"]}, "image_pull_secrets[0]", "RFC 1123 subdomain"),
+        ({"tolerations": [{"key": "k", "operator": "Is"}]}, "tolerations[0].operator", "Equal or Exists"),
+        ({"tolerations": [{"key": "k", "effect": "Never"}]}, "tolerations[0].effect", "must be one of"),
+        ({"tolerations": [{"key": "k", "colour": "blue"}]}, "tolerations[0]", "unknown keys"),
+        (
+            {"volume_mounts": [{"name": "missing", "mountPath": "/d"}]},
+            "volume_mounts[0].name",
+            "not one of volumes",
+        ),
+        ({"volumes": [{"name": "v"}, {"name": "v"}]}, "volumes[1].name", "duplicate volume name"),
+    ],
+)
 def test_bad_input_names_field_and_rule(kwargs: dict[str, Any], field: str, rule: str) -> None:
     problems = _problems(**kwargs)
     assert field in problems, problems
     assert rule in problems[field]
 
 
-@pytest.mark.parametrize(("group", "autoscaling", "field", "rule"), [
-    (WorkerGroup("default-worker"), False, "additional_worker_groups[0].name", "duplicate worker group"),
-    (WorkerGroup("Big"), False, "additional_worker_groups[0].name", "RFC 1123 label"),
-    (WorkerGroup("g", replicas=-2), False, "additional_worker_groups[0].replicas", "must not be negative"),
-    (WorkerGroup("g", cpu_requests=4, cpu_limits=2), False, "additional_worker_groups[0].cpu_limits",
-     'is below additional_worker_groups[0].cpu_requests "4"'),
-    (WorkerGroup("g", memory_limits="1Gi"), False, "additional_worker_groups[0].memory_limits", "is below"),
-    (WorkerGroup("g", extended_resource_requests={"tpu": 1}), False,
-     "additional_worker_groups[0].extended_resource_requests['tpu']", "domain-prefixed"),
-    (WorkerGroup("g", replicas=5, max_replicas=2), True, "additional_worker_groups[0].replicas", "outside"),
-    (WorkerGroup("g", min_replicas=3, max_replicas=2), True, "additional_worker_groups[0].min_replicas",
-     "is above"),
-    (WorkerGroup("g", max_replicas=2), False, "additional_worker_groups[0].max_replicas", "only applies"),
-])
+@pytest.mark.parametrize(
+    ("group", "autoscaling", "field", "rule"),
+    [
+        (WorkerGroup("default-worker"), False, "additional_worker_groups[0].name", "duplicate worker group"),
+        (WorkerGroup("Big"), False, "additional_worker_groups[0].name", "RFC 1123 label"),
+        (
+            WorkerGroup("g", replicas=-2),
+            False,
+            "additional_worker_groups[0].replicas",
+            "must not be negative",
+        ),
+        (
+            WorkerGroup("g", cpu_requests=4, cpu_limits=2),
+            False,
+            "additional_worker_groups[0].cpu_limits",
+            'is below additional_worker_groups[0].cpu_requests "4"',
+        ),
+        (
+            WorkerGroup("g", memory_limits="1Gi"),
+            False,
+            "additional_worker_groups[0].memory_limits",
+            "is below",
+        ),
+        (
+            WorkerGroup("g", extended_resource_requests={"tpu": 1}),
+            False,
+            "additional_worker_groups[0].extended_resource_requests['tpu']",
+            "domain-prefixed",
+        ),
+        (
+            WorkerGroup("g", replicas=5, max_replicas=2),
+            True,
+            "additional_worker_groups[0].replicas",
+            "outside",
+        ),
+        (
+            WorkerGroup("g", min_replicas=3, max_replicas=2),
+            True,
+            "additional_worker_groups[0].min_replicas",
+            "is above",
+        ),
+        (WorkerGroup("g", max_replicas=2), False, "additional_worker_groups[0].max_replicas", "only applies"),
+    ],
+)
 def test_worker_group_problems(group: WorkerGroup, autoscaling: bool, field: str, rule: str) -> None:
     problems = _problems(additional_worker_groups=[group], enable_autoscaling=autoscaling)
     assert field in problems, problems
@@ -134,9 +207,17 @@ def test_message_is_one_line_per_problem() -> None:
     assert isinstance(caught.value, ValueError)
 
 
-@pytest.mark.parametrize("kwargs", [{"labels": ["a"]}, {"tolerations": {"key": "k"}}, {"envs": None},
-                                    {"additional_worker_groups": [WorkerGroup("g", replicas="2")]},
-                                    {"additional_worker_groups": ["g"]}, {"num_workers": None}])
+@pytest.mark.parametrize(
+    "kwargs",
+    [
+        {"labels": ["a"]},
+        {"tolerations": {"key": "k"}},
+        {"envs": None},
+        {"additional_worker_groups": [WorkerGroup("g", replicas="2")]},
+        {"additional_worker_groups": ["g"]},
+        {"num_workers": None},
+    ],
+)
 def test_wrong_types_are_reported_not_crashed_on(kwargs: dict[str, Any]) -> None:
     problems = _problems(**kwargs)
     assert problems
