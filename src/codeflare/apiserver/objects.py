@@ -284,15 +284,7 @@ class ObjectAPI:
             meta.pop("namespace", None)
         self._check_namespace(rt, namespace, creating=True)
         self._fill_name(rt, meta)
-        for key in _SERVER_OWNED_META:
-            meta.pop(key, None)
-        meta["uid"] = str(uuid.uuid4())
-        meta["creationTimestamp"] = self.clock()
-        meta["generation"] = 1
-        if rt.status_subresource:
-            obj.pop("status", None)
-        self.strategies.prepare_create(rt, obj)
-        self._validate(rt, obj, None, ctx)
+        self._prepare_new(rt, obj, ctx)
         if self.store.get(rt.key, meta.get("namespace", ""), meta["name"]) is not None:
             raise errors.already_exists(rt.plural, meta["name"], rt.group)
         meta.pop("managedFields", None)
@@ -514,11 +506,9 @@ class ObjectAPI:
             new["metadata"]["managedFields"] = merged["metadata"].get("managedFields", [])
         return self._finish_update(rt, old, new, ctx, subresource, apply_manager=False), False
 
-    def _create_applied(
-        self, rt: ResourceType, namespace: str, obj: dict[str, Any], ctx: RequestContext, managed: Any
-    ) -> dict[str, Any]:
+    def _prepare_new(self, rt: ResourceType, obj: dict[str, Any], ctx: RequestContext) -> None:
+        """Server-owned metadata of a new object, type defaults, then validation."""
         meta = obj["metadata"]
-        self._check_namespace(rt, namespace, creating=True)
         for key in _SERVER_OWNED_META:
             meta.pop(key, None)
         meta["uid"] = str(uuid.uuid4())
@@ -528,6 +518,13 @@ class ObjectAPI:
             obj.pop("status", None)
         self.strategies.prepare_create(rt, obj)
         self._validate(rt, obj, None, ctx)
+
+    def _create_applied(
+        self, rt: ResourceType, namespace: str, obj: dict[str, Any], ctx: RequestContext, managed: Any
+    ) -> dict[str, Any]:
+        meta = obj["metadata"]
+        self._check_namespace(rt, namespace, creating=True)
+        self._prepare_new(rt, obj, ctx)
         if managed is not None:
             meta["managedFields"] = managed
         return self.present(rt, self._commit(rt, obj, None, ctx))

@@ -117,6 +117,19 @@ def cluster_queue_status(
         active = ("False", "Stopped", f"Can't admit new workloads: ClusterQueue is stopped ({stop})")
     else:
         active = ("True", "Ready", "Can admit new workloads")
+    return _queue_status(obj, pending, admitted, usage, "flavorsUsage", active, now)
+
+
+def _queue_status(
+    obj: Obj,
+    pending: int,
+    admitted: int,
+    usage: dict[tuple[str, str], Quantity],
+    usage_key: str,
+    active: tuple[str, str, str],
+    now: str,
+) -> Obj | None:
+    """Counters, usage (``flavorsUsage`` on ClusterQueues, ``flavorUsage`` on LocalQueues), Active."""
     current = obj.get("status") or {}
     flavors = _flavor_usage(usage)
     new = dict(current)
@@ -126,7 +139,7 @@ def cluster_queue_status(
             "admittedWorkloads": admitted,
             "reservingWorkloads": admitted,
             "flavorsReservation": flavors,
-            "flavorsUsage": flavors,
+            usage_key: flavors,
         }
     )
     new["conditions"] = set_condition(_conditions(obj), "Active", *active, now)
@@ -142,25 +155,12 @@ def local_queue_status(
     cluster_queue_exists: bool,
     now: str,
 ) -> Obj | None:
-    current = obj.get("status") or {}
-    flavors = _flavor_usage(usage)
-    new = dict(current)
-    new.update(
-        {
-            "pendingWorkloads": pending,
-            "admittedWorkloads": admitted,
-            "reservingWorkloads": admitted,
-            "flavorUsage": flavors,
-            "flavorsReservation": flavors,
-        }
-    )
     active = (
         ("True", "Ready", "Can submit new workloads to localQueue")
         if cluster_queue_exists
         else ("False", "ClusterQueueDoesNotExist", "Can't submit new workloads to clusterQueue")
     )
-    new["conditions"] = set_condition(_conditions(obj), "Active", *active, now)
-    return None if _same(current, new) else new
+    return _queue_status(obj, pending, admitted, usage, "flavorUsage", active, now)
 
 
 def _same(a: Obj, b: Obj) -> bool:
