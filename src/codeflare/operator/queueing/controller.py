@@ -58,6 +58,7 @@ class QueueingController:
         self._dirty_jobs: dict[JobRef, None] = {}
         self._jobs_ready = asyncio.Event()
         self._inflight: set[str] = set()
+        self._needs_reason: set[str] = set()
         self._queue_status_at = 0.0
         self._queue_status_due = False
         self._priorities: dict[str, int] = {}
@@ -174,6 +175,10 @@ class QueueingController:
         meta = obj["metadata"]
         key = workload_key(meta.get("namespace", ""), meta["name"])
         job_uid = (meta.get("labels") or {}).get(jobs.JOB_UID_LABEL)
+        if event != "DELETED" and _lacks_reason(obj):
+            self._needs_reason.add(key)
+        else:
+            self._needs_reason.discard(key)
         if event == "DELETED" or (get_condition(obj, "Finished") or {}).get("status") == "True":
             self.engine.remove_workload(key)
             self._inflight.discard(key)
@@ -338,16 +343,7 @@ class QueueingController:
 
     def _unexplained(self) -> list[str]:
         """Pending workloads that carry no reason yet (the engine reports only what it examined)."""
-        out = []
-        for (ns, name), wl in self.informers[kinds.WORKLOAD].cache.items():
-            if (wl.get("status") or {}).get("admission") or get_condition(wl, "QuotaReserved") is not None:
-                continue
-            if (get_condition(wl, "Finished") or {}).get("status") == "True":
-                continue
-            key = workload_key(ns, name)
-            if key not in self._inflight:
-                out.append(key)
-        return out
+        return [key for key in sorted(self._needs_reason) if key not in self._inflight]
 
     def _forget_admission(self, key: str) -> None:
         self._inflight.discard(key)
@@ -588,6 +584,15 @@ class QueueingController:
             created["metadata"]["name"],
             kind.ref(job["metadata"]["name"], job["metadata"].get("namespace")),
         )
+
+
+def _lacks_reason(workload: Obj) -> bool:
+    """Pending (no admission, not finished) and without a QuotaReserved condition yet."""
+    if (workload.get("status") or {}).get("admission") or get_condition(
+        workload, "QuotaReserved"
+    ) is not None:
+        return False
+    return (get_condition(workload, "Finished") or {}).get("status") != "True"
 
 
 def _pending_change(message: str, now: str) -> Callable[[Obj], Obj | None]:
