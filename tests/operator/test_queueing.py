@@ -173,3 +173,30 @@ def test_cohort_admit_borrow_reclaim_release(
     assert watcher.events > 5
     assert watcher.violations == [], watcher.violations
     assert operator.running, operator.log()[-3000:]
+
+
+def test_priority_comes_from_the_workload_priority_class_or_the_pod_priority_class(
+    control_plane: tuple[Kube, OperatorProcess],
+) -> None:
+    kube, operator = control_plane
+    kube.create(kinds.WORKLOAD_PRIORITY_CLASS, {"metadata": {"name": "urgent"}, "value": 500})
+    kube.create(kinds.PRIORITY_CLASS, {"metadata": {"name": "high"}, "value": 1000})
+    ensure_namespace(kube, "prio")
+    labelled = raycluster("by-label", "prio", "1", "1")
+    labelled["metadata"]["labels"]["kueue.x-k8s.io/priority-class"] = "urgent"
+    kube.create(kinds.RAYCLUSTER, labelled)
+    by_pods = raycluster("by-pods", "prio", "1", "1")
+    by_pods["spec"]["headGroupSpec"]["template"]["spec"]["priorityClassName"] = "high"
+    kube.create(kinds.RAYCLUSTER, by_pods)
+    kube.create(kinds.RAYCLUSTER, raycluster("plain", "prio", "1", "1"))
+
+    def spec_of(job: str) -> dict[str, Any]:
+        return (wait_for(lambda: _workload(kube, "prio", job), what=f"Workload of {job}") or {})["spec"]
+
+    assert spec_of("by-label")["priority"] == 500
+    assert spec_of("by-label")["priorityClassSource"] == "kueue.x-k8s.io/workloadpriorityclass"
+    assert spec_of("by-pods")["priority"] == 1000
+    assert spec_of("by-pods")["priorityClassName"] == "high"
+    assert spec_of("by-pods")["priorityClassSource"] == "scheduling.k8s.io/priorityclass"
+    assert spec_of("plain")["priority"] == 0
+    assert operator.running, operator.log()[-3000:]

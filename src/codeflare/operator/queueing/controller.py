@@ -61,7 +61,8 @@ class QueueingController:
         self._needs_reason: set[str] = set()
         self._queue_status_at = 0.0
         self._queue_status_due = False
-        self._priorities: dict[str, int] = {}
+        self._priorities: dict[str, int] = {}  # WorkloadPriorityClass values
+        self._pod_priorities: dict[str, int] = {}  # scheduling.k8s.io PriorityClass values
         self._workload_of_job: dict[str, str] = {}  # job uid -> workload key
         self._unmanaged: dict[str, dict[str, int]] = {}  # node -> resource -> milli
         self.informers: dict[Kind, Informer] = {}
@@ -71,6 +72,7 @@ class QueueingController:
             kinds.LOCAL_QUEUE: self._on_local_queue,
             kinds.NAMESPACE: self._on_namespace,
             kinds.WORKLOAD_PRIORITY_CLASS: self._on_priority_class,
+            kinds.PRIORITY_CLASS: self._on_pod_priority_class,
             kinds.WORKLOAD: self._on_workload,
             kinds.RAYCLUSTER: self._job_handler(kinds.RAYCLUSTER),
             kinds.RAYJOB: self._job_handler(kinds.RAYJOB),
@@ -123,6 +125,13 @@ class QueueingController:
         else:
             self.engine.add_namespace(name, dict(obj["metadata"].get("labels") or {}))
         self._poke()
+
+    def _on_pod_priority_class(self, event: str, obj: Obj, old: Obj | None) -> None:
+        name = obj["metadata"]["name"]
+        if event == "DELETED":
+            self._pod_priorities.pop(name, None)
+        else:
+            self._pod_priorities[name] = int(obj.get("value") or 0)
 
     def _on_priority_class(self, event: str, obj: Obj, old: Obj | None) -> None:
         name = obj["metadata"]["name"]
@@ -572,8 +581,12 @@ class QueueingController:
 
     async def _create_workload(self, kind: Kind, job: Obj) -> None:
         pc = jobs.priority_class(job)
-        priority = self._priorities.get(pc, 0) if pc else 0
-        manifest = jobs.workload_for(kind, job, priority, pc)
+        if pc:
+            manifest = jobs.workload_for(kind, job, self._priorities.get(pc, 0), pc)
+        else:
+            pod_pc = jobs.pod_priority_class(kind, job)
+            priority = self._pod_priorities.get(pod_pc, 0) if pod_pc else 0
+            manifest = jobs.workload_for(kind, job, priority, pod_pc, "scheduling.k8s.io/priorityclass")
         try:
             created = await self.ctx.kube.create(kinds.WORKLOAD, manifest)
         except errors.AlreadyExists:

@@ -53,6 +53,15 @@ def owned_by_queued_job(job: Obj) -> bool:
     return False
 
 
+def pod_priority_class(kind: Kind, job: Obj) -> str | None:
+    """The scheduling.k8s.io PriorityClass named by the job's pod templates (the first one set)."""
+    for ps in pod_sets(kind, job):
+        name = (ps.template.get("spec") or {}).get("priorityClassName")
+        if name:
+            return str(name)
+    return None
+
+
 def priority_class(job: Obj) -> str | None:
     labels = (job.get("metadata") or {}).get("labels") or {}
     value = labels.get(PRIORITY_LABEL)
@@ -221,7 +230,13 @@ def workload_pod_sets(kind: Kind, job: Obj) -> list[Obj]:
     return out
 
 
-def workload_for(kind: Kind, job: Obj, priority: int, priority_class_name: str | None) -> Obj:
+def workload_for(
+    kind: Kind,
+    job: Obj,
+    priority: int,
+    priority_class_name: str | None,
+    priority_source: str = "kueue.x-k8s.io/workloadpriorityclass",
+) -> Obj:
     """The Workload manifest that queues ``job`` (owner reference to the job)."""
     meta = job.get("metadata") or {}
     labels = {JOB_UID_LABEL: str(meta.get("uid", ""))}
@@ -233,7 +248,7 @@ def workload_for(kind: Kind, job: Obj, priority: int, priority_class_name: str |
     }
     if priority_class_name:
         spec["priorityClassName"] = priority_class_name
-        spec["priorityClassSource"] = "kueue.x-k8s.io/workloadpriorityclass"
+        spec["priorityClassSource"] = priority_source
     return {
         "apiVersion": kinds.WORKLOAD.api_version,
         "kind": kinds.WORKLOAD.kind,
