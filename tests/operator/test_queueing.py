@@ -8,6 +8,7 @@ cohort is ever charged beyond its quota at any resourceVersion.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterator
 from typing import Any
 
@@ -200,3 +201,59 @@ def test_priority_comes_from_the_workload_priority_class_or_the_pod_priority_cla
     assert spec_of("by-pods")["priorityClassSource"] == "scheduling.k8s.io/priorityclass"
     assert spec_of("plain")["priority"] == 0
     assert operator.running, operator.log()[-3000:]
+
+
+def test_wait_for_pods_ready_evicts_a_workload_whose_pods_never_come_up(
+    fresh_apiserver: ServerProcess, tmp_path: Any
+) -> None:
+    kube = Kube(config.from_kubeconfig(fresh_apiserver.kubeconfig))
+    install_crds(kube)
+    write_operator_config(
+        kube,
+        quiet_config(queueing={"waitForPodsReady": {"enabled": True, "timeout": "2s"}, "backoffTime": "30s"}),
+    )
+    operator = OperatorProcess(fresh_apiserver.kubeconfig, tmp_path / "operator.log").start()
+    try:
+        kube.create(kinds.RESOURCE_FLAVOR, {"metadata": {"name": "default"}, "spec": {}})
+        kube.create(kinds.CLUSTER_QUEUE, cluster_queue("team-a", "4"))
+        ensure_namespace(kube, "team-a")
+        kube.create(
+            kinds.LOCAL_QUEUE,
+            {"metadata": {"name": "queue", "namespace": "team-a"}, "spec": {"clusterQueue": "team-a"}},
+        )
+        # nobody runs "stuck": it is admitted, its pods never become ready, and it is evicted
+        kube.create(kinds.RAYCLUSTER, raycluster("stuck", "team-a", "1", "1"))
+        wait_for(lambda: _admitted_in(kube, "team-a", "stuck") == "team-a", what="stuck admitted")
+
+        def evicted() -> bool:
+            wl = _workload(kube, "team-a", "stuck") or {}
+            return any(
+                c["type"] == "Evicted" and c["status"] == "True" and c["reason"] == "PodsReadyTimeout"
+                for c in (wl.get("status") or {}).get("conditions") or []
+            )
+
+        wait_for(evicted, timeout=30, what="eviction after the pods-ready timeout")
+        wait_for(
+            lambda: kube.get(kinds.RAYCLUSTER, "stuck", "team-a")["spec"]["suspend"] is True,
+            what="evicted cluster suspended again",
+        )
+
+        # a cluster whose pods come up keeps its admission and is marked PodsReady
+        kube.create(kinds.RAYCLUSTER, raycluster("healthy", "team-a", "1", "1"))
+        wait_for(lambda: _admitted_in(kube, "team-a", "healthy") == "team-a", what="healthy admitted")
+        kube.patch(kinds.RAYCLUSTER, "healthy", {"status": {"state": "ready"}}, "team-a", status=True)
+
+        def pods_ready() -> bool:
+            wl = _workload(kube, "team-a", "healthy") or {}
+            return any(
+                c["type"] == "PodsReady" and c["status"] == "True"
+                for c in (wl.get("status") or {}).get("conditions") or []
+            )
+
+        wait_for(pods_ready, what="PodsReady=True")
+        time.sleep(3)
+        assert _admitted_in(kube, "team-a", "healthy") == "team-a"
+        assert operator.running, operator.log()[-3000:]
+    finally:
+        operator.stop()
+        kube.close()

@@ -25,7 +25,7 @@ from codeflare.kube.informer import Informer
 from codeflare.kube.kinds import Kind
 from codeflare.operator.context import OperatorContext
 from codeflare.operator.queueing import convert, jobs, status
-from codeflare.operator.queueing.conditions import get_condition
+from codeflare.operator.queueing.conditions import get_condition, set_condition
 from codeflare.scheduling import Admission, AdmissionEngine, PendingInfo, SchedulingResult, workload_key
 
 log = logging.getLogger(__name__)
@@ -85,7 +85,11 @@ class QueueingController:
             self.informers[kind] = Informer(ctx.kube, kind, handler)
 
     def background(self) -> list[Awaitable[Any]]:
-        return [*(inf.run() for inf in self.informers.values()), self._schedule_loop(), self._job_loop()]
+        loops: list[Awaitable[Any]] = [*(inf.run() for inf in self.informers.values()), self._schedule_loop()]
+        loops.append(self._job_loop())
+        if self.ctx.config.queueing.wait_for_pods_ready.enabled:
+            loops.append(self._pods_ready_loop())
+        return loops
 
     # -- informer handlers (synchronous, no I/O) -----------------------------------------------------
     def _poke(self) -> None:
@@ -264,6 +268,53 @@ class QueueingController:
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self._wake.wait(), timeout=timeout)
             await asyncio.sleep(0.02)  # coalesce bursts of events into one cycle
+
+    async def _pods_ready_loop(self) -> None:
+        """waitForPodsReady: an admitted workload whose pods are not all ready within the timeout
+        (counted from its admission) is evicted and requeued; ready ones get PodsReady=True."""
+        await self._synced()
+        timeout = self.ctx.config.queueing.wait_for_pods_ready.timeout.total_seconds()
+        while True:
+            await asyncio.sleep(min(1.0, max(0.2, timeout / 4)))
+            try:
+                await self._check_pods_ready(timeout)
+            except errors.KubeError as exc:
+                log.warning("waitForPodsReady check failed: %s", exc)
+
+    async def _check_pods_ready(self, timeout: float) -> None:
+        now_seconds = self.ctx.clock()
+        now = convert.rfc3339(now_seconds)
+        for (ns, name), wl in list(self.informers[kinds.WORKLOAD].cache.items()):
+            if not (wl.get("status") or {}).get("admission"):
+                continue
+            if (get_condition(wl, "Finished") or {}).get("status") == "True":
+                continue
+            owner = self._owner_job(wl)
+            job = self.informers[owner[0]].cache.get((owner[1], owner[2])) if owner else None
+            if job is None or owner is None:
+                continue
+            key = workload_key(ns, name)
+            if jobs.pods_ready(owner[0], job):
+                await self._write_status(
+                    key, _pods_ready_change(True, "PodsReady", "all pods are ready", now)
+                )
+                continue
+            if (get_condition(wl, "PodsReady") or {}).get("status") == "True":
+                continue  # it was ready once: recovering is the job's business, not an admission timeout
+            admitted_at = convert.timestamp(
+                (get_condition(wl, "QuotaReserved") or {}).get("lastTransitionTime")
+            )
+            if admitted_at and now_seconds - admitted_at > timeout:
+                await self._evict(
+                    key,
+                    "PodsReadyTimeout",
+                    f"pods were not all ready within {timeout:g}s of admission; requeued",
+                    now,
+                )
+            else:
+                await self._write_status(
+                    key, _pods_ready_change(False, "PodsNotReady", "waiting for the pods to be ready", now)
+                )
 
     def _workload_obj(self, key: str) -> Obj | None:
         namespace, _, name = key.partition("/")
@@ -606,6 +657,21 @@ def _lacks_reason(workload: Obj) -> bool:
     ) is not None:
         return False
     return (get_condition(workload, "Finished") or {}).get("status") != "True"
+
+
+def _pods_ready_change(ready: bool, reason: str, message: str, now: str) -> Callable[[Obj], Obj | None]:
+    def change(current: Obj) -> Obj | None:
+        cond = get_condition(current, "PodsReady")
+        wanted = "True" if ready else "False"
+        if cond is not None and cond.get("status") == wanted and cond.get("reason") == reason:
+            return None
+        new = dict(current.get("status") or {})
+        new["conditions"] = set_condition(
+            list(new.get("conditions") or []), "PodsReady", wanted, reason, message, now
+        )
+        return new
+
+    return change
 
 
 def _pending_change(message: str, now: str) -> Callable[[Obj], Obj | None]:

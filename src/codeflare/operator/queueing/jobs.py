@@ -290,6 +290,21 @@ def finished(kind: Kind, job: Obj) -> tuple[bool, str]:
     return False, ""
 
 
+def pods_ready(kind: Kind, job: Obj) -> bool:
+    """Whether an admitted job's pods are all up (what waitForPodsReady waits for)."""
+    status = job.get("status") or {}
+    if kind == kinds.RAYCLUSTER:
+        return status.get("state") == "ready"
+    if kind == kinds.RAYJOB:
+        return status.get("jobDeploymentStatus") in ("Running", "Complete")
+    if kind == kinds.APPWRAPPER:
+        ready = any(
+            c.get("type") == "PodsReady" and c.get("status") == "True" for c in status.get("conditions") or []
+        )
+        return ready or status.get("phase") == "Succeeded"
+    return False
+
+
 def admitted_job(kind: Kind, job: Obj, assignments: dict[str, dict[str, Any]]) -> Obj:
     """A copy of ``job`` unsuspended, with each pod set's flavor nodeSelector/tolerations injected.
 
