@@ -15,6 +15,7 @@ import urllib.request
 from typing import TYPE_CHECKING, Any
 
 from codeflare.errors import CodeFlareError, MissingDependency, WaitTimeout
+from codeflare.sdk.applying import apply_keeping_admission
 from codeflare.sdk.client import Client
 from codeflare.sdk.config import ClusterConfiguration
 from codeflare.sdk.status import CodeFlareClusterStatus, RayClusterInfo, info_of, status_of
@@ -66,12 +67,7 @@ class Cluster:
     # -- lifecycle -------------------------------------------------------------------------------
     def apply(self) -> dict[str, Any]:
         """Create or update the cluster (server-side apply; calling it twice changes nothing)."""
-        manifest = self.manifest()
-        current = self.client.kube.find(self._kind, self.name, self.namespace)
-        if current is not None and not (current.get("spec") or {}).get("suspend"):
-            # keep the admission: never re-suspend a running cluster through apply
-            manifest["spec"].pop("suspend", None)
-        obj = self.client.kube.apply(self._kind, manifest)
+        obj = apply_keeping_admission(self.client.kube, self._kind, self.manifest())
         log.info("applied %s", self._kind.ref(self.name, self.namespace))
         return obj
 

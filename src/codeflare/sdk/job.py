@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from codeflare.errors import WaitTimeout
+from codeflare.sdk.applying import apply_keeping_admission
 from codeflare.sdk.client import Client
 from codeflare.sdk.config import ClusterConfiguration
 
@@ -100,7 +101,7 @@ class RayJob:
 
     def submit(self) -> RayJob:
         """Create the RayJob (idempotent)."""
-        self.client.kube.apply(_kinds().RAYJOB, self._manifest)
+        apply_keeping_admission(self.client.kube, _kinds().RAYJOB, self._manifest)
         log.info("submitted RayJob %s/%s", self.namespace, self.name)
         return self
 
