@@ -23,6 +23,7 @@ import pytest
 import yaml
 
 from codeflare.kube import kinds
+from codeflare.kube.informer import SharedInformers
 from codeflare.kube.kinds import Kind
 from codeflare.operator import manifests
 from codeflare.operator.appwrapper import controller as appwrapper_controller
@@ -215,12 +216,14 @@ def variable_kinds_by_module() -> dict[str, VariableKinds]:
     }
 
 
-def queueing_needs() -> set[Need]:
-    """The queueing controller: list+watch on every informer kind."""
-    ctx = type("Ctx", (), {"config": OperatorConfig.default(), "kube": None})()
-    controller = queueing_controller.QueueingController(ctx)
+def informer_needs() -> set[Need]:
+    """The queueing and AppWrapper controllers: list+watch on every shared informer they ask for."""
+    informers = SharedInformers(None)  # type: ignore[arg-type]  # nothing runs: only the kinds count
+    ctx = type("Ctx", (), {"config": OperatorConfig.default(), "kube": None, "informers": informers})()
+    queueing_controller.QueueingController(ctx)
+    appwrapper_controller.AppWrapperController(ctx)
     assert "events.record" in inspect.getsource(queueing_controller)
-    return list_watch(*controller.informers)
+    return list_watch(*informers.informers)
 
 
 def operator_needs() -> set[Need]:
@@ -229,11 +232,11 @@ def operator_needs() -> set[Need]:
     needs = set().union(*(needs_of_source(m, variable.get(m.__name__, ())) for m in operator_modules()))
     return (
         needs
-        | queueing_needs()
+        | informer_needs()
         # scale-out informers: its own kinds plus every provider's node groups
         | list_watch(*scaleout_controller.WATCHED_KINDS, *PROVIDER_KINDS)
-        # kopf watches the AppWrappers, the labelled children it has handlers for, and RayClusters
-        | list_watch(kinds.APPWRAPPER, *appwrapper_controller.WATCHED_CHILDREN, kinds.RAYCLUSTER)
+        # kopf watches RayClusters (the RayCluster controller)
+        | list_watch(kinds.RAYCLUSTER)
         # the OAuth proxy's ClusterRoleBinding binds a role the operator does not fully hold
         | {(raycluster_controller.CLUSTER_ROLE_BINDING.group, "clusterroles", "bind")}
     )

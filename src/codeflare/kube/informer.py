@@ -30,16 +30,41 @@ def key_of(obj: Obj) -> Key:
 
 
 class Informer:
-    """Keeps ``cache`` equal to the server's objects of ``kind`` and calls ``handler`` on changes."""
+    """Keeps ``cache`` equal to the server's objects of ``kind`` and calls its handlers on changes.
 
-    def __init__(self, kube: AsyncKube, kind: Kind, handler: Handler, *, retry_seconds: float = 1.0) -> None:
+    ``namespaced`` holds the same objects grouped by namespace, for per-namespace selections.
+    """
+
+    def __init__(
+        self, kube: AsyncKube, kind: Kind, handler: Handler | None = None, *, retry_seconds: float = 1.0
+    ) -> None:
         self.kube = kube
         self.kind = kind
-        self.handler = handler
+        self.handlers: list[Handler] = [handler] if handler is not None else []
         self.cache: dict[Key, Obj] = {}
+        self.namespaced: dict[str, dict[Key, Obj]] = {}
         self.synced = asyncio.Event()
         self._retry = retry_seconds
         self.resource_version = ""
+
+    def add_handler(self, handler: Handler) -> None:
+        """Also call ``handler``; objects already cached are reported to it as ADDED first."""
+        self.handlers.append(handler)
+        for obj in list(self.cache.values()):
+            handler("ADDED", obj, None)
+
+    def select(self, namespace: str, labels: dict[str, str]) -> list[Obj]:
+        """Cached objects in ``namespace`` carrying every label of ``labels``."""
+        out = []
+        for obj in (self.namespaced.get(namespace) or {}).values():
+            have = (obj.get("metadata") or {}).get("labels") or {}
+            if all(have.get(k) == v for k, v in labels.items()):
+                out.append(obj)
+        return out
+
+    def _notify(self, event_type: str, obj: Obj, previous: Obj | None) -> None:
+        for handler in self.handlers:
+            handler(event_type, obj, previous)
 
     def _apply(self, event_type: str, obj: Obj) -> None:
         key = key_of(obj)
@@ -48,13 +73,19 @@ class Informer:
             if previous is None:
                 return
             del self.cache[key]
-            self.handler("DELETED", obj, previous)
+            in_namespace = self.namespaced.get(key[0])
+            if in_namespace is not None:
+                in_namespace.pop(key, None)
+                if not in_namespace:
+                    del self.namespaced[key[0]]
+            self._notify("DELETED", obj, previous)
             return
         rv = (obj.get("metadata") or {}).get("resourceVersion")
         if previous is not None and (previous.get("metadata") or {}).get("resourceVersion") == rv:
             return
         self.cache[key] = obj
-        self.handler("MODIFIED" if previous is not None else "ADDED", obj, previous)
+        self.namespaced.setdefault(key[0], {})[key] = obj
+        self._notify("MODIFIED" if previous is not None else "ADDED", obj, previous)
 
     async def _relist(self) -> None:
         items, rv = await self.kube.list_with_version(self.kind)
@@ -91,3 +122,43 @@ class Informer:
             except Exception:
                 log.exception("%s informer failed; retrying", self.kind.kind)
             await asyncio.sleep(self._retry)
+
+
+class SharedInformers:
+    """One informer per kind for every controller of a process (one watch per kind, not per user).
+
+    Controllers :meth:`subscribe` while they are set up; :meth:`run` runs every informer asked
+    for, also ones asked for after it started.
+    """
+
+    def __init__(self, kube: AsyncKube) -> None:
+        self.kube = kube
+        self.informers: dict[Kind, Informer] = {}
+        self._added = asyncio.Event()
+
+    def get(self, kind: Kind) -> Informer:
+        informer = self.informers.get(kind)
+        if informer is None:
+            informer = self.informers[kind] = Informer(self.kube, kind)
+            self._added.set()
+        return informer
+
+    def subscribe(self, kind: Kind, handler: Handler) -> Informer:
+        informer = self.get(kind)
+        informer.add_handler(handler)
+        return informer
+
+    async def run(self) -> None:
+        """Run every informer until cancelled."""
+        tasks: dict[Kind, asyncio.Task[None]] = {}
+        try:
+            while True:
+                self._added.clear()
+                for kind, informer in list(self.informers.items()):
+                    if kind not in tasks:
+                        tasks[kind] = asyncio.create_task(informer.run(), name=f"informer-{kind.plural}")
+                await self._added.wait()
+        finally:
+            for task in tasks.values():
+                task.cancel()
+            await asyncio.gather(*tasks.values(), return_exceptions=True)

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 
 from codeflare.kube.client import AsyncKube
 from codeflare.kube.config import Connection
+from codeflare.kube.informer import SharedInformers
 from codeflare.operator.config import OperatorConfig
 from codeflare.operator.events import EventRecorder
 from codeflare.operator.metrics import OperatorMetrics
@@ -29,6 +30,10 @@ class OperatorContext:
     metrics: OperatorMetrics
     clock: Callable[[], float] = time.time
     ready: dict[str, bool] = field(default_factory=dict)
+    informers: SharedInformers = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.informers = SharedInformers(self.kube)
 
     def mark_ready(self, component: str, value: bool = True) -> None:
         self.ready[component] = value

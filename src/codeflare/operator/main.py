@@ -125,7 +125,7 @@ async def run_operator(
                 name="kopf",
             )
         ]
-        tasks += [asyncio.create_task(_named(c)) for c in background]
+        tasks += [asyncio.create_task(_named(c)) for c in [ctx.informers.run(), *background]]
         changed = asyncio.create_task(watch_for_change(kube, namespace, config_name, raw))
         waiters: list[asyncio.Future[Any]] = [changed, *tasks]
         if elector is not None:

@@ -1,24 +1,28 @@
 """The AppWrapper controller: observes AppWrappers, their components and pods; acts; writes status.
 
-kopf event handlers (on the registry given to :func:`register`) only name the AppWrapper to look
-at: AppWrapper events, and events of pods, Jobs, Deployments, StatefulSets, RayClusters and
-RayJobs labelled ``workload.codeflare.dev/appwrapper``. A :class:`ReconcileQueue` runs the
+It reads from the operator's shared informers (AppWrappers, and pods, Jobs, Deployments,
+StatefulSets, RayClusters and RayJobs), whose events only name the AppWrapper to look at (children
+by their ``workload.codeflare.dev/appwrapper`` label). A :class:`ReconcileQueue` runs the
 level-triggered reconcile: read the AppWrapper, observe, :func:`lifecycle.decide`, carry out the
-action, write status with the read's resourceVersion (a 409 means: read again, decide again).
-Deletion is a kopf deletion handler holding the ``workload.codeflare.dev/finalizer`` until every
-component is gone. Decisions themselves are in :mod:`lifecycle`; nothing is kept only in memory.
+action, write status with the read's resourceVersion (a 409 means: read again, decide again). Its
+own writes are remembered until the watch reports them, so the next pass does not act on the
+older copy. Deletion holds the ``workload.codeflare.dev/finalizer`` until every component is gone.
+Decisions themselves are in :mod:`lifecycle`; nothing is kept only in memory.
 """
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import copy
 import logging
-from collections.abc import Awaitable, Hashable
+import time
+from collections.abc import Awaitable, Callable, Hashable
 from typing import Any
 
 from codeflare.kube import errors, kinds
 from codeflare.kube.client import AsyncKube
+from codeflare.kube.informer import Informer
 from codeflare.kube.kinds import Kind
 from codeflare.operator.appwrapper import FINALIZER, LABEL
 from codeflare.operator.appwrapper.faults import FaultTolerance, fault_tolerance
@@ -41,9 +45,12 @@ log = logging.getLogger(__name__)
 
 Obj = dict[str, Any]
 MANAGED_BY = "workload.codeflare.dev/appwrapper-controller"
-# Labelled kinds whose changes are worth a look at their AppWrapper.
+# Labelled kinds whose changes are worth a look at their AppWrapper (read from informers).
 WATCHED_CHILDREN: tuple[Kind, ...] = (
     kinds.POD, kinds.JOB, kinds.DEPLOYMENT, kinds.STATEFULSET, kinds.RAYCLUSTER, kinds.RAYJOB)
+# How long an own write is preferred to an informer's older copy (the watch normally catches up
+# in milliseconds; the bound covers an object created and deleted while the watch was relisting).
+WRITTEN_TTL_S = 30.0
 
 
 class DeployError(Exception):
@@ -66,6 +73,15 @@ def _owned_by(obj: Obj, appwrapper: Obj) -> bool:
     return not uid or any(ref.get("uid") == uid for ref in refs)
 
 
+def _older(obj: Obj, than: Obj) -> bool:
+    """Whether ``obj`` is an older version than ``than`` (integer resourceVersions, as ours are;
+    an opaque one counts as newer, trusting the watch)."""
+    try:
+        return int(obj["metadata"]["resourceVersion"]) < int(than["metadata"]["resourceVersion"])
+    except (KeyError, TypeError, ValueError):
+        return False
+
+
 def _ref(appwrapper: Obj) -> str:
     meta = appwrapper.get("metadata") or {}
     return f"{meta.get('namespace')}/{meta.get('name')}"
@@ -78,6 +94,63 @@ class AppWrapperController:
         self.ctx = ctx
         self.kube: AsyncKube = ctx.kube
         self.queue = ReconcileQueue(self._reconcile_key)
+        self._written: dict[tuple[Kind, str, str], tuple[float, Obj]] = {}
+        self.informers: dict[Kind, Informer] = {
+            kinds.APPWRAPPER: ctx.informers.subscribe(kinds.APPWRAPPER, self._on_appwrapper)
+        }
+        for kind in WATCHED_CHILDREN:
+            self.informers[kind] = ctx.informers.subscribe(kind, self._child_handler(kind))
+
+    async def run(self) -> None:
+        """Reconcile once the AppWrapper and pod caches are complete (never on a partial view)."""
+        await asyncio.gather(*(self.informers[k].synced.wait() for k in (kinds.APPWRAPPER, kinds.POD)))
+        self.ctx.mark_ready("appwrapper")
+        await self.queue.run()
+
+    # -- cache --------------------------------------------------------------------------------
+    def _seen(self, kind: Kind, event: str, obj: Obj) -> None:
+        meta = obj.get("metadata") or {}
+        key = (kind, str(meta.get("namespace") or ""), str(meta.get("name") or ""))
+        written = self._written.get(key)
+        if written is not None and (event == "DELETED" or not _older(obj, written[1])):
+            del self._written[key]
+
+    def _on_appwrapper(self, event: str, obj: Obj, old: Obj | None) -> None:
+        self._seen(kinds.APPWRAPPER, event, obj)
+        meta = obj.get("metadata") or {}
+        self.queue.add((meta.get("namespace"), meta.get("name")))
+
+    def _child_handler(self, kind: Kind) -> Callable[[str, Obj, Obj | None], None]:
+        def changed(event: str, obj: Obj, old: Obj | None) -> None:
+            self._seen(kind, event, obj)
+            meta = obj.get("metadata") or {}
+            owner = (meta.get("labels") or {}).get(LABEL)
+            if owner:
+                self.queue.add((meta.get("namespace"), owner))
+
+        return changed
+
+    def _remember(self, kind: Kind, obj: Obj) -> None:
+        meta = obj["metadata"]
+        self._written[(kind, meta.get("namespace") or "", meta["name"])] = (time.monotonic(), obj)
+
+    async def _read(self, kind: Kind, name: str, namespace: str) -> Obj | None:
+        """The object from its informer (or our newer write of it); from the API for other kinds."""
+        informer = self.informers.get(kind)
+        if informer is None or not informer.synced.is_set():
+            return await self.kube.find(kind, name, namespace)
+        cached = informer.cache.get((namespace, name))
+        written = self._written.get((kind, namespace, name))
+        fresh = written is not None and time.monotonic() - written[0] < WRITTEN_TTL_S
+        if written is not None and fresh and (cached is None or _older(cached, written[1])):
+            return written[1]
+        return cached
+
+    async def _pods(self, namespace: str, name: str) -> list[Obj]:
+        informer = self.informers[kinds.POD]
+        if informer.synced.is_set():
+            return informer.select(namespace, {LABEL: name})
+        return await self.kube.list(kinds.POD, namespace, labels={LABEL: name})
 
     # -- observation --------------------------------------------------------------------------
     def knobs(self, appwrapper: Obj) -> tuple[FaultTolerance, list[str]]:
@@ -94,7 +167,7 @@ class AppWrapperController:
             cname = str((template.get("metadata") or {}).get("name", f"component-{index}"))
             kind = component_kind(template)
             try:
-                obj = await self.kube.find(kind, cname, namespace)
+                obj = await self._read(kind, cname, namespace)
             except (errors.BadRequest, errors.Forbidden) as exc:
                 log.debug("AppWrapper %s/%s: cannot read %s: %s", namespace, name,
                           kind.ref(cname, namespace), exc)
@@ -103,7 +176,7 @@ class AppWrapperController:
             outcome, message = component_outcome(obj) if obj is not None and exists else (None, "")
             observed.append(
                 ComponentObservation(cname, kind.kind, kind.api_version, exists, outcome, message))
-        pods = await self.kube.list(kinds.POD, namespace, labels={LABEL: name})
+        pods = await self._pods(namespace, name)
         return Observation(tuple(observed), summarize_pods(pods), expected_pods(components))
 
     # -- actions ------------------------------------------------------------------------------
@@ -120,7 +193,10 @@ class AppWrapperController:
 
         meta = appwrapper["metadata"]
         updated = await self.kube.update(kinds.APPWRAPPER, meta["name"], meta["namespace"], add)
-        return updated if updated is not None else appwrapper
+        if updated is None:
+            return appwrapper
+        self._remember(kinds.APPWRAPPER, updated)
+        return updated
 
     async def deploy(self, appwrapper: Obj) -> None:
         """Create every component; existing ones of ours are kept. Raises DeployError if hopeless."""
@@ -133,7 +209,7 @@ class AppWrapperController:
             kind = component_kind(obj)
             cname = obj["metadata"]["name"]
             try:
-                await self.kube.create(kind, obj, namespace)
+                self._remember(kind, await self.kube.create(kind, obj, namespace))
                 log.info("AppWrapper %s/%s: created %s", namespace, name, kind.ref(cname, namespace))
             except errors.AlreadyExists:
                 existing = await self.kube.find(kind, cname, namespace)
@@ -177,10 +253,12 @@ class AppWrapperController:
         body = copy.deepcopy(appwrapper)
         body["status"] = status
         try:
-            return await self.kube.replace_status(kinds.APPWRAPPER, body)
+            written = await self.kube.replace_status(kinds.APPWRAPPER, body)
         except errors.Conflict:
             log.debug("AppWrapper %s changed while reconciling; reading it again", _ref(appwrapper))
             return None
+        self._remember(kinds.APPWRAPPER, written)
+        return written
 
     async def _announce(self, appwrapper: Obj, before: str, decision: Decision) -> None:
         phase = decision.phase
@@ -200,9 +278,11 @@ class AppWrapperController:
 
     async def reconcile(self, namespace: str, name: str) -> float | None:
         """One level-triggered pass; returns seconds until the next time-based check, if any."""
-        appwrapper = await self.kube.find(kinds.APPWRAPPER, name, namespace)
-        if appwrapper is None or appwrapper["metadata"].get("deletionTimestamp"):
-            return None  # gone, or the deletion handler's business
+        appwrapper = await self._read(kinds.APPWRAPPER, name, namespace)
+        if appwrapper is None:
+            return None
+        if appwrapper["metadata"].get("deletionTimestamp"):
+            return await self.finalize(appwrapper)
         managed_by = (appwrapper.get("spec") or {}).get("managedBy")
         if managed_by and managed_by != MANAGED_BY:
             return None
@@ -235,32 +315,31 @@ class AppWrapperController:
             await self._announce(appwrapper, before, decision)
         return decision.requeue_after
 
-    async def finalize(self, namespace: str, name: str, patience: float = 60.0) -> None:
-        """Deletion handler body: delete the components, polling until they are gone.
+    async def finalize(self, appwrapper: Obj) -> float | None:
+        """A deleted AppWrapper: delete the components; once none is left, release the finalizer.
 
-        Returns once nothing remains (kopf then removes the finalizer); after ``patience`` seconds
-        it raises kopf.TemporaryError so that kopf calls it again (and logs that it is waiting).
+        Returns seconds until the next look while components are still being deleted.
         """
-        import asyncio
-
-        import kopf
-
-        loop = asyncio.get_running_loop()
-        deadline = loop.time() + patience
-        while True:
-            delay = await self._finalize_step(namespace, name)
-            if delay is None:
-                return
-            if loop.time() + delay > deadline:
-                raise kopf.TemporaryError(f"AppWrapper {namespace}/{name}: components still being deleted",
-                                          delay=delay)
-            await asyncio.sleep(delay)
-
-    async def _finalize_step(self, namespace: str, name: str) -> float | None:
-        """One deletion pass; None when the finalizer may go, else seconds until the next pass."""
-        appwrapper = await self.kube.find(kinds.APPWRAPPER, name, namespace)
-        if appwrapper is None:
+        meta = appwrapper["metadata"]
+        if FINALIZER not in (meta.get("finalizers") or []):
             return None
+        delay = await self._finalize_step(appwrapper)
+        if delay is not None:
+            return delay
+        remaining = [f for f in meta.get("finalizers") or [] if f != FINALIZER] or None
+        change = {"metadata": {"finalizers": remaining, "resourceVersion": meta.get("resourceVersion")}}
+        try:
+            released = await self.kube.patch(kinds.APPWRAPPER, meta["name"], change, meta["namespace"])
+        except errors.NotFound:
+            return None
+        except errors.Conflict:
+            return 0.05  # changed meanwhile: read it again
+        self._remember(kinds.APPWRAPPER, released)
+        log.info("AppWrapper %s: components deleted; finalizer released", _ref(appwrapper))
+        return None
+
+    async def _finalize_step(self, appwrapper: Obj) -> float | None:
+        """One deletion pass; None when the finalizer may go, else seconds until the next pass."""
         knobs, _ = self.knobs(appwrapper)
         observed = await self.observe(appwrapper)
         decision, done = decide_deletion(appwrapper, observed.remaining, knobs, self.ctx.clock())
@@ -272,39 +351,14 @@ class AppWrapperController:
                 return 0.05  # changed meanwhile: read it again
             await self._announce(appwrapper, before, decision)
         if not done:
-            log.debug("AppWrapper %s/%s: waiting for %d objects to be deleted", namespace, name,
+            log.debug("AppWrapper %s: waiting for %d objects to be deleted", _ref(appwrapper),
                       observed.remaining)
             return decision.requeue_after or 1.0
-        log.info("AppWrapper %s/%s: components deleted; releasing the finalizer", namespace, name)
         return None
 
 
 def register(ctx: OperatorContext, registry: Any) -> list[Awaitable[Any]]:
-    """Register the AppWrapper handlers on ``registry``; returns the reconcile workers to run."""
-    import kopf
-
+    """Set the AppWrapper controller up on ``ctx``'s informers; returns its reconcile loop."""
     controller = AppWrapperController(ctx)
-    group, version = kinds.APPWRAPPER.group, kinds.APPWRAPPER.version
-
-    @kopf.on.event(group, version, kinds.APPWRAPPER.plural, registry=registry)
-    async def appwrapper_changed(body: Any, **_: Any) -> None:
-        meta = body.get("metadata") or {}
-        controller.queue.add((meta.get("namespace"), meta.get("name")))
-
-    @kopf.on.delete(group, version, kinds.APPWRAPPER.plural, registry=registry)
-    async def appwrapper_deleted(body: Any, **_: Any) -> None:
-        meta = body.get("metadata") or {}
-        await controller.finalize(str(meta.get("namespace")), str(meta.get("name")))
-
-    def child_changed(body: Any, **_: Any) -> None:
-        meta = body.get("metadata") or {}
-        owner = (meta.get("labels") or {}).get(LABEL)
-        if owner:
-            controller.queue.add((meta.get("namespace"), owner))
-
-    for kind in WATCHED_CHILDREN:
-        kopf.on.event(kind.group, kind.version, kind.plural, labels={LABEL: kopf.PRESENT},
-                      registry=registry, id=f"appwrapper-{kind.plural}")(child_changed)
-
-    ctx.mark_ready("appwrapper")
-    return [controller.queue.run()]
+    ctx.mark_ready("appwrapper", False)
+    return [controller.run()]

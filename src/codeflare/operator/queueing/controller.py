@@ -33,7 +33,8 @@ log = logging.getLogger(__name__)
 Obj = dict[str, Any]
 JobRef = tuple[Kind, str, str]  # kind, namespace, name
 DEFAULT_QUEUE_ANNOTATION = "kueue.x-k8s.io/default-queue"
-WRITE_CONCURRENCY = 16  # parallel status writes per cycle
+JOB_RETRY_S = 0.5  # a job whose sync failed is looked at again after this
+WRITE_CONCURRENCY = 16  # parallel writes per scheduling cycle or batch of job syncs
 QUEUE_STATUS_INTERVAL = 1.0  # seconds between ClusterQueue/LocalQueue status refreshes under load
 MANAGED_POD_LABELS = ("ray.io/cluster", "workload.codeflare.dev/appwrapper")
 
@@ -82,10 +83,10 @@ class QueueingController:
             handlers[kinds.NODE] = self._on_node
             handlers[kinds.POD] = self._on_pod
         for kind, handler in handlers.items():
-            self.informers[kind] = Informer(ctx.kube, kind, handler)
+            self.informers[kind] = ctx.informers.subscribe(kind, handler)
 
     def background(self) -> list[Awaitable[Any]]:
-        loops: list[Awaitable[Any]] = [*(inf.run() for inf in self.informers.values()), self._schedule_loop()]
+        loops: list[Awaitable[Any]] = [self._schedule_loop()]  # the informers run in ctx.informers
         loops.append(self._job_loop())
         if self.ctx.config.queueing.wait_for_pods_ready.enabled:
             loops.append(self._pods_ready_loop())
@@ -510,15 +511,17 @@ class QueueingController:
             await self._jobs_ready.wait()
             self._jobs_ready.clear()
             batch, self._dirty_jobs = list(self._dirty_jobs), {}
-            for ref in batch:
-                try:
-                    await self._sync_job(*ref)
-                except errors.KubeError as exc:
-                    log.warning("syncing %s: %s; will retry", ref[0].ref(ref[2], ref[1]), exc)
-                    self._dirty_jobs[ref] = None
-            if self._dirty_jobs:
-                await asyncio.sleep(0.5)
-                self._jobs_ready.set()
+            # different jobs are independent: sync them side by side (one job is never in two syncs,
+            # since a job marked again meanwhile waits for the next batch)
+            limit = asyncio.Semaphore(WRITE_CONCURRENCY)
+            await asyncio.gather(*(self._limited(limit, self._sync_job_or_retry(ref)) for ref in batch))
+
+    async def _sync_job_or_retry(self, ref: JobRef) -> None:
+        try:
+            await self._sync_job(*ref)
+        except errors.KubeError as exc:
+            log.warning("syncing %s: %s; will retry", ref[0].ref(ref[2], ref[1]), exc)
+            asyncio.get_running_loop().call_later(JOB_RETRY_S, self._mark_job, ref)
 
     def _default_queue(self, kind: Kind, namespace: str) -> str | None:
         if kind == kinds.APPWRAPPER and self.ctx.config.appwrapper.default_queue_name:
