@@ -213,7 +213,7 @@ def row(label: str, samples: list[Sample]) -> str:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--repeat", type=int, default=5)
     parser.add_argument("--no-write", action="store_true", help="print, do not update RESULTS.md")
     args = parser.parse_args()
 

@@ -21,14 +21,13 @@ import sys
 from pathlib import Path
 from typing import Any
 
-import psutil
-
 from codeflare.kube import errors, kinds
 from codeflare.kube.client import AsyncKube
 from codeflare.kube.informer import Informer
-from codeflare.local import node_info, shapes
+from codeflare.local import node_info, processes, shapes
 from codeflare.local.cluster_runner import ClusterNotReadyError, LocalRayCluster, RayNodeFailedError
 from codeflare.local.ports import PortAllocator
+from codeflare.local.ray_node import RAY_STARTED
 
 log = logging.getLogger(__name__)
 
@@ -448,19 +447,21 @@ class NodeAgent:
         return desired
 
     async def _start_head(self, rc: Obj, runtime: LocalRayCluster) -> None:
-        """Start the head and wait until it is ready; the workers start as soon as its raylet
-        listens (GCS is up by then), while the dashboard and Jobs API come up, as a person does
-        once ``ray start --head`` returns, instead of after. Raises what
-        :meth:`LocalRayCluster.start_head` raises."""
+        """Start the head and wait until it is ready; the workers start once ``ray start --head``
+        reports the runtime started (as a person starts them once that command returns), while
+        the dashboard and Jobs API come up. Starting them earlier is slower: on a small host they
+        compete with the head's own start-up. Raises what :meth:`LocalRayCluster.start_head` raises."""
         uid = str(rc["metadata"].get("uid"))
         head = asyncio.ensure_future(asyncio.to_thread(runtime.start_head))
-        workers_started = False
+        journaled = workers_started = False
         while not head.done():
-            if not workers_started and runtime.head is not None:
+            head_node = runtime.head
+            if head_node is not None and not journaled:
+                journaled = True
+                self._journal_write(uid, runtime)
+            if head_node is not None and not workers_started:
                 try:
-                    self._journal_write(uid, runtime)
-                    head_node = runtime.head
-                    if await asyncio.to_thread(_listens, head_node.handle.pid, head_node.ports.node_manager):
+                    if await asyncio.to_thread(processes.output_contains, head_node.handle, RAY_STARTED):
                         workers_started = True
                         await self._scale_workers(rc, runtime)
                         self._journal_write(uid, runtime)
@@ -651,26 +652,6 @@ class NodeAgent:
             except errors.NotFound:
                 continue
             self._written[key] = comparable
-
-
-def _listens(pid: int, port: int) -> bool:
-    """Whether ``pid`` or one of its descendants listens on TCP ``port`` (not just anyone).
-    A loopback connect first: it is far cheaper than reading every process's sockets."""
-    try:
-        with socket.create_connection((shapes.LOOPBACK, port), timeout=0.5):
-            pass
-    except OSError:
-        return False
-    try:
-        leader = psutil.Process(pid)
-        for proc in [leader, *leader.children(recursive=True)]:
-            with contextlib.suppress(psutil.NoSuchProcess, psutil.AccessDenied):
-                for conn in proc.net_connections(kind="tcp"):
-                    if conn.status == psutil.CONN_LISTEN and conn.laddr and conn.laddr.port == port:
-                        return True
-    except (psutil.NoSuchProcess, psutil.AccessDenied):
-        return False
-    return False
 
 
 def _node_names(cluster: str, pods: list[str]) -> list[str]:

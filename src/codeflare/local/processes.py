@@ -46,6 +46,7 @@ class ProcessHandle:
     log_path: str
     temp_dir: str | None = None
     extra: dict[str, Any] = field(default_factory=dict)
+    log_offset: int = 0  # where this process's output starts in ``log_path`` (it is appended to)
 
     def to_json(self) -> str:
         return json.dumps(asdict(self), sort_keys=True)
@@ -61,7 +62,18 @@ class ProcessHandle:
             log_path=str(data["log_path"]),
             temp_dir=data.get("temp_dir"),
             extra=dict(data.get("extra") or {}),
+            log_offset=int(data.get("log_offset") or 0),
         )
+
+
+def output_contains(handle: ProcessHandle, text: str) -> bool:
+    """Whether this process (not an earlier one logging to the same file) has printed ``text``."""
+    try:
+        with open(handle.log_path, "rb") as log:
+            log.seek(handle.log_offset)
+            return text.encode() in log.read()
+    except OSError:
+        return False
 
 
 def start_process(
@@ -80,6 +92,7 @@ def start_process(
     """
     log_path.parent.mkdir(parents=True, exist_ok=True)
     with open(log_path, "ab") as log:
+        offset = log.tell()
         popen = subprocess.Popen(
             list(argv),
             env=dict(env),
@@ -103,6 +116,7 @@ def start_process(
         log_path=str(log_path),
         temp_dir=temp_dir,
         extra=dict(extra or {}),
+        log_offset=offset,
     )
     _children[(handle.pid, handle.start_time)] = popen
     logger.info("started pid %d (log %s): %s", popen.pid, log_path, " ".join(argv[:4]))

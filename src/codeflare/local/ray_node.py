@@ -30,6 +30,9 @@ OBJECT_STORE_MINIMUM_BYTES = 75 * 1024 * 1024
 #: (``/session_<date>_<time>_<usec>_<pid>/sockets/plasma_store``).
 MAX_TEMP_DIR_LENGTH = 40
 LOOPBACK = "127.0.0.1"
+# What ``ray start`` prints once the node's processes are up (the point where it would return
+# without ``--block``).
+RAY_STARTED = "Ray runtime started."
 
 Role = Literal["head", "worker"]
 
