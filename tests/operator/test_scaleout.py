@@ -151,6 +151,11 @@ def admitted(kube: Kube, job: str) -> bool:
     return bool(((workload(kube, job) or {}).get("status") or {}).get("admission"))
 
 
+def scale_out_condition(kube: Kube, job: str) -> dict[str, Any] | None:
+    conditions = ((workload(kube, job) or {}).get("status") or {}).get("conditions") or []
+    return next((c for c in conditions if c.get("type") == "ScaleOut"), None)
+
+
 def replicas(kube: Kube, kind: Any, name: str) -> int:
     return int(kube.get(kind, name, MACHINES)["spec"].get("replicas") or 0)
 
@@ -198,6 +203,13 @@ def test_gpu_workload_scales_the_right_group_out_and_back_in(stack_factory: Any)
         lambda: "ScaleOut" in event_reasons(kube, NS, wl_name), 10, what="ScaleOut event on the workload"
     )
     assert "ScaleOut" in event_reasons(kube, MACHINES, "gpu-md")
+    # once admitted, the workload no longer says it waits for nodes
+    wait_for(
+        lambda: (scale_out_condition(kube, "train") or {}).get("reason") == "Admitted",
+        10,
+        what="ScaleOut condition cleared after admission",
+    )
+    assert (scale_out_condition(kube, "train") or {}).get("status") == "False"
 
     kube.delete(kinds.RAYCLUSTER, "train", NS)
     wait_for(lambda: replicas(kube, kinds.MACHINE_DEPLOYMENT, "gpu-md") == 0, 30, what="scale-in")

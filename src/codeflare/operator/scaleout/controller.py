@@ -9,8 +9,9 @@ crash can never separate them and a restart reads the requests back instead of a
 The queueing controller admits the workload once the new nodes are Ready. When a recorded
 workload finishes or is deleted the request is marked released; ``scaleInDelay`` later its idle
 nodes are marked for deletion the provider's way and the replicas lowered. The controller writes
-a ``ScaleOut`` Workload condition (the queueing controller appends it to the pending reason) and
-Events on the workload and the group. It never writes QuotaReserved and never admits anything.
+a ``ScaleOut`` Workload condition (the queueing controller appends it to the pending reason; it
+turns False, reason ``Admitted``, once the workload is admitted) and Events on the workload and
+the group. It never writes QuotaReserved and never admits anything.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import Awaitable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
 from codeflare.kube import errors, kinds
@@ -98,22 +99,12 @@ class ScaleOutController:
         if not self.providers:
             await asyncio.Event().wait()  # off for good; returning would stop the operator
         for kind in [*WATCHED_KINDS, *(p.kind for p in self.providers)]:
-            self.informers[kind] = Informer(self.ctx.kube, kind, self._poke)
-        tasks = [
-            asyncio.create_task(inf.run(), name=f"scaleout-{k.plural}") for k, inf in self.informers.items()
-        ]
-        try:
-            self.ctx.mark_ready("scaleout", False)
-            await asyncio.gather(*(inf.synced.wait() for inf in self.informers.values()))
-            self.ctx.mark_ready("scaleout")
-            log.info("scale-out controller synced; providers %s", [p.kind.kind for p in self.providers])
-            await self._loop()
-        finally:
-            for task in tasks:
-                task.cancel()
-            for task in tasks:
-                with contextlib.suppress(asyncio.CancelledError, Exception):
-                    await task
+            self.informers[kind] = self.ctx.informers.subscribe(kind, self._handler(kind))
+        self.ctx.mark_ready("scaleout", False)
+        await asyncio.gather(*(inf.synced.wait() for inf in self.informers.values()))
+        self.ctx.mark_ready("scaleout")
+        log.info("scale-out controller synced; providers %s", [p.kind.kind for p in self.providers])
+        await self._loop()
 
     async def _discover(self) -> list[Provider]:
         while True:
@@ -130,8 +121,17 @@ class ScaleOutController:
             )
         return providers
 
-    def _poke(self, event: str, obj: Obj, old: Obj | None) -> None:
-        self._wake.set()
+    def _handler(self, kind: Kind) -> Callable[[str, Obj, Obj | None], None]:
+        def changed(event: str, obj: Obj, old: Obj | None) -> None:
+            meta = obj.get("metadata") or {}
+            key = (kind, (str(meta.get("namespace") or ""), str(meta.get("name") or "")))
+            written = self._written.get(key)
+            # a deleted object must not live on in the overlay (it would look present for ever)
+            if written is not None and (event == "DELETED" or _rv_at_least(obj, written)):
+                del self._written[key]
+            self._wake.set()
+
+        return changed
 
     async def _loop(self) -> None:
         while True:
@@ -301,6 +301,11 @@ class ScaleOutController:
             await self._condition(workloads.get(key), "True", "NodesRequested", text)
         for key, reason in plan.refused.items():
             await self._condition(workloads.get(key), "False", "NotScaledOut", f"not scaled out: {reason}")
+        for wl in workloads.values():
+            if (wl.get("status") or {}).get("admission") and (get_condition(wl, CONDITION) or {}).get(
+                "status"
+            ) == "True":
+                await self._condition(wl, "False", "Admitted", "admitted: no longer waiting for nodes")
 
     async def _condition(self, wl: Obj | None, status: str, reason: str, message: str) -> None:
         if wl is None:
