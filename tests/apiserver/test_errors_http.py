@@ -58,9 +58,16 @@ def test_malformed_create_bodies_are_400(http: httpx.Client, body: bytes, conten
     status_of(http.post(CMS, content=body, headers={"Content-Type": content_type}), 400, "BadRequest")
 
 
-def test_protobuf_body_is_415(http: httpx.Client) -> None:
-    resp = http.post(CMS, content=b"k8s\x00", headers={"Content-Type": "application/vnd.kubernetes.protobuf"})
-    status_of(resp, 415, "UnsupportedMediaType")
+PROTOBUF = {"Content-Type": "application/vnd.kubernetes.protobuf"}
+
+
+def test_protobuf_body_of_a_kind_not_decoded_is_415(http: httpx.Client) -> None:
+    ingresses = "/apis/networking.k8s.io/v1/namespaces/default/ingresses"
+    status_of(http.post(ingresses, content=b"k8s\x00", headers=PROTOBUF), 415, "UnsupportedMediaType")
+
+
+def test_protobuf_envelope_naming_no_kind_is_400(http: httpx.Client) -> None:
+    status_of(http.post(CMS, content=b"k8s\x00", headers=PROTOBUF), 400, "BadRequest")
 
 
 @pytest.mark.parametrize(

@@ -2,9 +2,9 @@
 
 apply (client-side, default strict validation, and --server-side with conflicts), create,
 get (tables, -o json, -w), describe, explain (from the OpenAPI v3 documents), label, patch
-(strategic, merge, json) and delete. Generator commands such as ``kubectl create configmap``
-send protobuf for built-in types, which the server does not speak, so objects come from files.
-Skipped when no kubectl binary is installed.
+(strategic, merge, json) and delete, with objects from files (the generator commands such as
+``kubectl create configmap`` are in test_kubectl_generators.py). Skipped when no kubectl binary is
+installed.
 """
 
 from __future__ import annotations

@@ -345,9 +345,14 @@ class ApiHandlers:
         )
 
     # -- verbs ----------------------------------------------------------------------------------
-    async def _body(self, request: web.Request) -> Any:
+    async def _body(self, request: web.Request, rt: ResourceType | None = None) -> Any:
+        """The decoded body; with ``rt``, protobuf bodies of the built-in kinds kubectl creates too."""
         raw = await request.read()
-        return parse_body(raw, request.headers.get("Content-Type", _JSON))
+        content_type = request.headers.get("Content-Type", _JSON)
+        media = content_type.split(";", 1)[0].strip().lower()
+        if rt is not None and media == "application/vnd.kubernetes.protobuf":
+            return protowire.decode_request(raw, rt.kind, rt.api_version)
+        return parse_body(raw, content_type)
 
     def _render(
         self, request: web.Request, rt: ResourceType, obj: dict[str, Any], status: int, ctx: RequestContext
@@ -388,7 +393,7 @@ class ApiHandlers:
                 raise errors.method_not_allowed()
             if rt.namespaced and not ns:
                 raise errors.ApiError(404, "NotFound", "the server could not find the requested resource")
-            body = await self._body(request)
+            body = await self._body(request, rt)  # kubectl's generators (create configmap, ...) send protobuf
             if self._admitting("CREATE", rt, "", ctx):
                 candidate = api.create(rt, ns, copy.deepcopy(body), _dry(ctx))
                 body = await self._admit("CREATE", rt, attrs, candidate, None, ctx, "CreateOptions")
