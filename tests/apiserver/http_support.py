@@ -18,6 +18,7 @@ MERGE = "application/merge-patch+json"
 JSON_PATCH = "application/json-patch+json"
 STRATEGIC = "application/strategic-merge-patch+json"
 APPLY = "application/apply-patch+yaml"
+RBAC = "/apis/rbac.authorization.k8s.io/v1"
 
 
 def client(server: ServerProcess, token: str | None = "admin", timeout: float = 15.0) -> httpx.Client:
@@ -83,3 +84,28 @@ def cm(
 def make_namespace(c: httpx.Client, name: str) -> None:
     resp = c.post("/api/v1/namespaces", json={"metadata": {"name": name}})
     assert resp.status_code in (201, 409), resp.text
+
+
+def user(name: str) -> dict[str, str]:
+    """The RBAC subject for user ``name``."""
+    return {"apiGroup": "rbac.authorization.k8s.io", "kind": "User", "name": name}
+
+
+def bind(
+    c: httpx.Client, ns: str, name: str, role_kind: str, role: str, subjects: list[dict[str, str]]
+) -> Any:
+    """Create RoleBinding ``name`` in ``ns`` (a ClusterRoleBinding when ``ns`` is empty) to ``subjects``."""
+    body = {
+        "metadata": {"name": name},
+        "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": role_kind, "name": role},
+        "subjects": subjects,
+    }
+    path = f"{RBAC}/namespaces/{ns}/rolebindings" if ns else f"{RBAC}/clusterrolebindings"
+    return ok(c.post(path, json=body), 201)
+
+
+def alice_edits_team_a(c: httpx.Client) -> None:
+    """Namespace team-a, user alice bound to ClusterRole ``edit`` there, and its ServiceAccount robot."""
+    ok(c.post("/api/v1/namespaces", json={"metadata": {"name": "team-a"}}), 201)
+    bind(c, "team-a", "alice-edit", "ClusterRole", "edit", [user("alice")])
+    ok(c.post("/api/v1/namespaces/team-a/serviceaccounts", json={"metadata": {"name": "robot"}}), 201)

@@ -22,8 +22,8 @@ import pytest
 from aiohttp import web
 
 from codeflare.apiserver import certs
-from tests.apiserver.http_support import MERGE, client, delete, ok, patch, status_of
-from tests.support.apiserver import ServerProcess, free_port
+from tests.apiserver.http_support import MERGE, bind, client, delete, ok, patch, status_of, user
+from tests.support.apiserver import ServerProcess, free_port, serving_with_tokens
 
 TOKENS = 'alice-token,alice,1001,"ml"\n'
 WEBHOOKS = "/apis/admissionregistration.k8s.io/v1"
@@ -111,13 +111,8 @@ class WebhookServer:
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerProcess]:
-    state = tmp_path_factory.mktemp("webhooks")
-    (state / "tokens.csv").write_text(TOKENS)
-    proc = ServerProcess(state, extra_args=["--tokens-file", str(state / "tokens.csv")]).start()
-    try:
+    with serving_with_tokens(tmp_path_factory.mktemp("webhooks"), TOKENS) as proc:
         yield proc
-    finally:
-        proc.stop()
 
 
 @pytest.fixture(scope="module")
@@ -135,10 +130,7 @@ def ns(server: ServerProcess) -> Iterator[str]:
     with client(server) as c:
         ok(c.post("/api/v1/namespaces", json={"metadata": {"name": name, "labels": {"team": "x"}}}))
         yield name
-        for kind in ("mutating", "validating"):
-            for item in ok(c.get(f"{WEBHOOKS}/{kind}webhookconfigurations"))["items"]:
-                if item["metadata"]["name"].startswith(name):
-                    delete(c, f"{WEBHOOKS}/{kind}webhookconfigurations/{item['metadata']['name']}")
+        unregister(c, name, "mutating", "validating")
 
 
 def webhook(ns: str, name: str, url: str | None, ca: str, **fields: Any) -> dict[str, Any]:
@@ -165,6 +157,14 @@ def webhook(ns: str, name: str, url: str | None, ca: str, **fields: Any) -> dict
 def register(c: httpx.Client, ns: str, kind: str, *hooks: dict[str, Any]) -> None:
     body = {"metadata": {"name": f"{ns}-{kind}-{uuid.uuid4().hex[:4]}"}, "webhooks": list(hooks)}
     ok(c.post(f"{WEBHOOKS}/{kind}webhookconfigurations", json=body), 201)
+
+
+def unregister(c: httpx.Client, ns: str, *kinds: str) -> None:
+    """Delete the webhook configurations of ``kinds`` (mutating, validating) registered for ``ns``."""
+    for kind in kinds:
+        for item in ok(c.get(f"{WEBHOOKS}/{kind}webhookconfigurations"))["items"]:
+            if item["metadata"]["name"].startswith(ns):
+                delete(c, f"{WEBHOOKS}/{kind}webhookconfigurations/{item['metadata']['name']}")
 
 
 def cm(name: str, labels: dict[str, str] | None = None) -> dict[str, Any]:
@@ -237,20 +237,7 @@ def test_validating_webhook_refusal_names_the_webhook(
 
 def test_user_info_is_delivered(server: ServerProcess, hooks: WebhookServer, ns: str) -> None:
     with client(server) as c:
-        ok(
-            c.post(
-                f"/apis/rbac.authorization.k8s.io/v1/namespaces/{ns}/rolebindings",
-                json={
-                    "metadata": {"name": "alice-edit"},
-                    "roleRef": {
-                        "apiGroup": "rbac.authorization.k8s.io",
-                        "kind": "ClusterRole",
-                        "name": "edit",
-                    },
-                    "subjects": [{"apiGroup": "rbac.authorization.k8s.io", "kind": "User", "name": "alice"}],
-                },
-            )
-        )
+        bind(c, ns, "alice-edit", "ClusterRole", "edit", [user("alice")])
         register(c, ns, "validating", webhook(ns, "allow-user", hooks.url("allow-user"), hooks.ca_bundle))
     with client(server, token="alice-token") as c:
         ok(c.post(f"/api/v1/namespaces/{ns}/configmaps", json=cm("from-alice")), 201)
@@ -344,9 +331,7 @@ def test_untrusted_certificate_and_bad_answers_are_call_failures(
         body = status_of(c.post(f"/api/v1/namespaces/{ns}/configmaps", json=cm("a")), 500)
         assert "untrusted.test.codeflare.dev" in body["message"]
     with client(server) as c:
-        for item in ok(c.get(f"{WEBHOOKS}/validatingwebhookconfigurations"))["items"]:
-            if item["metadata"]["name"].startswith(ns):
-                delete(c, f"{WEBHOOKS}/validatingwebhookconfigurations/{item['metadata']['name']}")
+        unregister(c, ns, "validating")
         register(c, ns, "validating", webhook(ns, "wronguid", hooks.url("wronguid"), hooks.ca_bundle))
         body = status_of(c.post(f"/api/v1/namespaces/{ns}/configmaps", json=cm("b")), 500)
         assert "response.uid" in body["message"]

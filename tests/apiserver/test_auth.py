@@ -13,20 +13,15 @@ import pytest
 import yaml
 
 from tests.apiserver.http_support import client, ok, status_of
-from tests.support.apiserver import ServerProcess
+from tests.support.apiserver import ServerProcess, serving_with_tokens
 
 TOKENS = 'alice-token,alice,1001,"devs,ml"\nbob-token,bob,1002\n'
 
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerProcess]:
-    state = tmp_path_factory.mktemp("auth")
-    (state / "tokens.csv").write_text(TOKENS)
-    proc = ServerProcess(state, extra_args=["--tokens-file", str(state / "tokens.csv")]).start()
-    try:
+    with serving_with_tokens(tmp_path_factory.mktemp("auth"), TOKENS) as proc:
         yield proc
-    finally:
-        proc.stop()
 
 
 def test_admin_token_is_private_and_stable(server: ServerProcess) -> None:

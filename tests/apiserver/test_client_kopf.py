@@ -10,7 +10,6 @@ go through the server, so this proves the watch/patch/finalizer machinery kopf r
 from __future__ import annotations
 
 import os
-import signal
 import subprocess
 import sys
 import time
@@ -23,6 +22,7 @@ from kubernetes import client, config
 from kubernetes.client.rest import ApiException
 
 from tests.support.apiserver import ServerProcess
+from tests.support.child_process import terminate
 
 NS = "kopf-test"
 GROUP, VERSION, PLURAL = "test.codeflare.dev", "v1", "widgets"
@@ -144,13 +144,7 @@ class Operator:
         return self.log.read_text().splitlines()
 
     def stop(self) -> None:
-        if self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGTERM)
-            try:
-                self.proc.wait(10)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait(5)
+        terminate(self.proc, 10)
 
     def diagnostics(self) -> str:
         return self.output.read_text(errors="replace")[-4000:]

@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from tests.apiserver.http_support import client, ok
-from tests.support.apiserver import ServerProcess
+from tests.apiserver.http_support import alice_edits_team_a, client, ok
+from tests.support.apiserver import ServerProcess, serving_with_tokens
 
 KUBECTL = shutil.which("kubectl")
 CRDS = Path(__file__).resolve().parents[2] / "deploy" / "crds"
@@ -27,13 +27,8 @@ pytestmark = [
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerProcess]:
-    state = tmp_path_factory.mktemp("kubectl-auth")
-    (state / "tokens.csv").write_text(TOKENS)
-    proc = ServerProcess(state, extra_args=["--tokens-file", str(state / "tokens.csv")]).start()
-    try:
+    with serving_with_tokens(tmp_path_factory.mktemp("kubectl-auth"), TOKENS) as proc:
         yield proc
-    finally:
-        proc.stop()
 
 
 @pytest.fixture(scope="module")
@@ -53,25 +48,9 @@ def kubectl(server: ServerProcess, tmp_path_factory: pytest.TempPathFactory) -> 
 
     first = run("apply", "-f", str(CRDS / "ray.io_rayclusters.yaml"))
     assert first.returncode == 0, first.stderr
-    with client(server) as c:  # kubectl's generator commands send protobuf, which the server does not speak
-        for ns in ("team-a", "team-b"):
-            ok(c.post("/api/v1/namespaces", json={"metadata": {"name": ns}}), 201)
-        ok(
-            c.post(
-                "/apis/rbac.authorization.k8s.io/v1/namespaces/team-a/rolebindings",
-                json={
-                    "metadata": {"name": "alice-edit"},
-                    "roleRef": {
-                        "apiGroup": "rbac.authorization.k8s.io",
-                        "kind": "ClusterRole",
-                        "name": "edit",
-                    },
-                    "subjects": [{"apiGroup": "rbac.authorization.k8s.io", "kind": "User", "name": "alice"}],
-                },
-            ),
-            201,
-        )
-        ok(c.post("/api/v1/namespaces/team-a/serviceaccounts", json={"metadata": {"name": "robot"}}), 201)
+    with client(server) as c:
+        alice_edits_team_a(c)
+        ok(c.post("/api/v1/namespaces", json={"metadata": {"name": "team-b"}}), 201)
     assert run("wait", "--for=condition=Established", "crd/rayclusters.ray.io").returncode == 0
     yield run
 

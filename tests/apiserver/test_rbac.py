@@ -16,11 +16,10 @@ import httpx
 import pytest
 import yaml
 
-from tests.apiserver.http_support import client, delete, ok, status_of
-from tests.support.apiserver import ServerProcess
+from tests.apiserver.http_support import RBAC, bind, client, delete, ok, status_of, user
+from tests.support.apiserver import ServerProcess, serving_with_tokens
 
 CRDS = Path(__file__).resolve().parents[2] / "deploy" / "crds"
-RBAC = "/apis/rbac.authorization.k8s.io/v1"
 TOKENS = (
     'alice-token,alice,1001,"ml"\n'
     "dave-token,dave,1004\n"
@@ -31,10 +30,7 @@ TOKENS = (
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerProcess]:
-    state = tmp_path_factory.mktemp("rbac")
-    (state / "tokens.csv").write_text(TOKENS)
-    proc = ServerProcess(state, extra_args=["--tokens-file", str(state / "tokens.csv")]).start()
-    try:
+    with serving_with_tokens(tmp_path_factory.mktemp("rbac"), TOKENS) as proc:
         with client(proc) as c:
             crd = yaml.safe_load((CRDS / "ray.io_rayclusters.yaml").read_text())
             ok(c.post("/apis/apiextensions.k8s.io/v1/customresourcedefinitions", json=crd), 201)
@@ -46,28 +42,10 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerProcess]:
             while c.get("/apis/ray.io/v1").status_code != 200 and time.monotonic() < deadline:
                 time.sleep(0.05)
         yield proc
-    finally:
-        proc.stop()
-
-
-def user(name: str) -> dict[str, str]:
-    return {"apiGroup": "rbac.authorization.k8s.io", "kind": "User", "name": name}
 
 
 def group(name: str) -> dict[str, str]:
     return {"apiGroup": "rbac.authorization.k8s.io", "kind": "Group", "name": name}
-
-
-def bind(
-    c: httpx.Client, ns: str, name: str, role_kind: str, role: str, subjects: list[dict[str, str]]
-) -> Any:
-    body = {
-        "metadata": {"name": name},
-        "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": role_kind, "name": role},
-        "subjects": subjects,
-    }
-    path = f"{RBAC}/namespaces/{ns}/rolebindings" if ns else f"{RBAC}/clusterrolebindings"
-    return ok(c.post(path, json=body), 201)
 
 
 def role(c: httpx.Client, ns: str, name: str, rules: list[dict[str, Any]], **extra: Any) -> Any:
@@ -317,17 +295,12 @@ def test_service_account_tokens_survive_a_restart(fresh_apiserver: ServerProcess
 
 
 def test_always_allow_mode(tmp_path: Path) -> None:
-    (tmp_path / "tokens.csv").write_text(TOKENS)
-    proc = ServerProcess(
-        tmp_path / "state",
-        extra_args=["--tokens-file", str(tmp_path / "tokens.csv"), "--authorization", "always-allow"],
-    ).start()
-    try:
-        with client(proc, token="erin-token") as c:
-            ok(c.get("/api/v1/namespaces"))
-            review = {"spec": {"resourceAttributes": {"verb": "delete", "resource": "nodes"}}}
-            assert ok(c.post("/apis/authorization.k8s.io/v1/selfsubjectaccessreviews", json=review))[
-                "status"
-            ]["allowed"]
-    finally:
-        proc.stop()
+    with (
+        serving_with_tokens(tmp_path / "state", TOKENS, "--authorization", "always-allow") as proc,
+        client(proc, token="erin-token") as c,
+    ):
+        ok(c.get("/api/v1/namespaces"))
+        review = {"spec": {"resourceAttributes": {"verb": "delete", "resource": "nodes"}}}
+        assert ok(c.post("/apis/authorization.k8s.io/v1/selfsubjectaccessreviews", json=review))["status"][
+            "allowed"
+        ]

@@ -9,8 +9,8 @@ from typing import Any
 
 import pytest
 
-from tests.apiserver.http_support import client, ok, status_of
-from tests.support.apiserver import ServerProcess
+from tests.apiserver.http_support import alice_edits_team_a, client, ok, status_of
+from tests.support.apiserver import ServerProcess, serving_with_tokens
 
 AUTHZ = "/apis/authorization.k8s.io/v1"
 AUTHN = "/apis/authentication.k8s.io/v1"
@@ -19,33 +19,10 @@ TOKENS = 'alice-token,alice,1001,"ml"\n'
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerProcess]:
-    state = tmp_path_factory.mktemp("reviews")
-    (state / "tokens.csv").write_text(TOKENS)
-    proc = ServerProcess(state, extra_args=["--tokens-file", str(state / "tokens.csv")]).start()
-    try:
+    with serving_with_tokens(tmp_path_factory.mktemp("reviews"), TOKENS) as proc:
         with client(proc) as c:
-            ok(c.post("/api/v1/namespaces", json={"metadata": {"name": "team-a"}}), 201)
-            ok(
-                c.post(
-                    "/apis/rbac.authorization.k8s.io/v1/namespaces/team-a/rolebindings",
-                    json={
-                        "metadata": {"name": "alice-edit"},
-                        "roleRef": {
-                            "apiGroup": "rbac.authorization.k8s.io",
-                            "kind": "ClusterRole",
-                            "name": "edit",
-                        },
-                        "subjects": [
-                            {"apiGroup": "rbac.authorization.k8s.io", "kind": "User", "name": "alice"}
-                        ],
-                    },
-                ),
-                201,
-            )
-            ok(c.post("/api/v1/namespaces/team-a/serviceaccounts", json={"metadata": {"name": "robot"}}), 201)
+            alice_edits_team_a(c)
         yield proc
-    finally:
-        proc.stop()
 
 
 def sar(

@@ -11,11 +11,9 @@ from __future__ import annotations
 
 import itertools
 import threading
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import pytest
 from kubernetes import client as k8s
 from kubernetes import config as k8s_config
 from kubernetes import watch as k8s_watch
@@ -24,23 +22,10 @@ from codeflare.kube import config, errors, kinds
 from codeflare.kube.client import Kube
 from codeflare.kube.kinds import Kind
 from tests.support.apiserver import ServerProcess
-from tests.support.control_plane import (
-    OperatorProcess,
-    install_crds,
-    quiet_config,
-    write_operator_config,
-)
-from tests.support.queue_objects import (
-    admission,
-    create_flavor_and_queues,
-    raycluster,
-    running,
-    wait_settled,
-    workloads_by_job_uid,
-)
-from tests.support.quota_watch import QuotaWatcher
+from tests.support.queue_flow import queueing_run
+from tests.support.queue_objects import cluster_admissions, delete_admitted, raycluster, wait_settled
 
-QUEUES = {"team-a": ("cq-a", "6"), "team-b": ("cq-b", "4")}
+QUEUES = {"team-a": ("cq-a", 6), "team-b": ("cq-b", 4)}  # namespace: (ClusterQueue, CPUs)
 COHORT_SLOTS = 10
 CLUSTERS = 60
 TOUCHED: tuple[Kind, ...] = (kinds.WORKLOAD, kinds.RAYCLUSTER, kinds.CLUSTER_QUEUE, kinds.LOCAL_QUEUE)
@@ -127,76 +112,45 @@ class ReactiveWriter(MetadataWriter):
 
 def converged(kube: Kube) -> str:
     """'' once every cluster has one Workload, runs iff admitted, and the cohort is as full as it can be."""
-    workloads = workloads_by_job_uid(kube)
-    clusters = kube.list(kinds.RAYCLUSTER, all_namespaces=True)
-    admitted = 0
-    for job in clusters:
-        meta = job["metadata"]
-        wl = workloads.get(meta["uid"])
-        if wl is None:
-            return f"{meta['namespace']}/{meta['name']} has no Workload"
-        if (admission(wl) is not None) != running(job):
-            return f"{meta['namespace']}/{meta['name']}: admission and suspend disagree"
-        admitted += admission(wl) is not None
+    clusters = cluster_admissions(kube)
+    if isinstance(clusters, str):
+        return clusters
+    admitted = sum(in_quota for _, in_quota in clusters)
     if admitted != min(COHORT_SLOTS, len(clusters)):
         return f"{admitted} admitted of {len(clusters)}"
     return ""
 
 
-@pytest.fixture
-def kube(fresh_apiserver: ServerProcess) -> Iterator[Kube]:
-    client = Kube(config.from_kubeconfig(fresh_apiserver.kubeconfig))
-    try:
-        yield client
-    finally:
-        client.close()
-
-
 def test_concurrent_metadata_writer_does_not_break_queueing(
     fresh_apiserver: ServerProcess, kube: Kube, tmp_path: Path
 ) -> None:
-    install_crds(kube)
-    create_flavor_and_queues(kube, QUEUES, cohort="pool")
-    write_operator_config(kube, quiet_config())
-    watcher = QuotaWatcher(
-        fresh_apiserver,
-        {cq: int(cpu) * 1000 for cq, cpu in QUEUES.values()},
-        {cq: "pool" for cq, _ in QUEUES.values()},
-    ).start()
-    operator = OperatorProcess(fresh_apiserver.kubeconfig, tmp_path / "operator.log", verbosity=2).start()
-    # one writer per kind, so each object is touched every few milliseconds
-    writers = [MetadataWriter(fresh_apiserver, (kind,)) for kind in TOUCHED] + [
-        ReactiveWriter(fresh_apiserver)
-    ]
-    for writer in writers:
-        writer.start()
-    namespaces = list(QUEUES)
-    uids: set[str] = set()
-    try:
-        for i in range(CLUSTERS):
-            uids.add(
-                kube.create(kinds.RAYCLUSTER, raycluster(f"rc-{i:02d}", namespaces[i % 2]))["metadata"]["uid"]
-            )
-        for _ in range(2):  # two waves of finished work while the writer keeps going
-            wait_settled(lambda: converged(kube), what="convergence under conflicts")
-            workloads = workloads_by_job_uid(kube)
-            for job in kube.list(kinds.RAYCLUSTER, all_namespaces=True):
-                if admission(workloads.get(job["metadata"]["uid"])) is not None:
-                    kube.delete(kinds.RAYCLUSTER, job["metadata"]["name"], job["metadata"]["namespace"])
-        wait_settled(lambda: converged(kube), what="final convergence")
-    finally:
+    with queueing_run(
+        fresh_apiserver, kube, QUEUES, tmp_path / "operator.log", cohort="pool", verbosity=2
+    ) as run:
+        # one writer per kind, so each object is touched every few milliseconds
+        writers = [MetadataWriter(fresh_apiserver, (kind,)) for kind in TOUCHED] + [
+            ReactiveWriter(fresh_apiserver)
+        ]
         for writer in writers:
-            writer.finish()
-        watcher.stop()
-        operator.stop()
-        print(operator.log()[-4000:])
+            writer.start()
+        namespaces = list(QUEUES)
+        try:
+            for i in range(CLUSTERS):
+                kube.create(kinds.RAYCLUSTER, raycluster(f"rc-{i:02d}", namespaces[i % 2]))
+            for _ in range(2):  # two waves of finished work while the writer keeps going
+                wait_settled(lambda: converged(kube), what="convergence under conflicts")
+                delete_admitted(kube)
+            wait_settled(lambda: converged(kube), what="final convergence")
+        finally:
+            for writer in writers:
+                writer.finish()
 
+    operator = run.operator
     assert sum(w.writes for w in writers) > 500
     conflicts = operator.log().count("409, b'Conflict'")
     assert conflicts >= 2, f"only {conflicts} conflicts: the test did not exercise them"
-    assert watcher.violations == [], watcher.violations[:10]
-    assert watcher.admitted_twice == {}, watcher.admitted_twice
-    assert len(watcher.admissions) == 3 * COHORT_SLOTS
+    run.assert_quota_kept()
+    assert len(run.watcher.admissions) == 3 * COHORT_SLOTS
     # the operator's own writes kept the other writer's metadata (no blind overwrite)
     for kind in TOUCHED:
         for obj in kube.list(kind, all_namespaces=True):

@@ -14,30 +14,15 @@ from __future__ import annotations
 import random
 import threading
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import pytest
-
-from codeflare.kube import config, kinds
+from codeflare.kube import kinds
 from codeflare.kube.client import Kube
 from tests.support.apiserver import ServerProcess
-from tests.support.control_plane import (
-    OperatorProcess,
-    install_crds,
-    quiet_config,
-    write_operator_config,
-)
-from tests.support.queue_objects import (
-    admission,
-    create_flavor_and_queues,
-    raycluster,
-    running,
-    wait_settled,
-    workloads_by_job_uid,
-)
-from tests.support.quota_watch import QuotaWatcher
+from tests.support.control_plane import OperatorProcess
+from tests.support.queue_flow import queueing_run
+from tests.support.queue_objects import cluster_admissions, delete_admitted, raycluster, wait_settled
 
 SEED = 20261130
 CLUSTERS = 200
@@ -69,17 +54,11 @@ class Killer(threading.Thread):
 
 def converged(kube: Kube, ever_admitted: set[str]) -> str:
     """'' once the cluster state is settled and consistent; otherwise what is still off."""
-    clusters = kube.list(kinds.RAYCLUSTER, all_namespaces=True)
-    workloads = workloads_by_job_uid(kube)
+    clusters = cluster_admissions(kube)
+    if isinstance(clusters, str):
+        return clusters
     per_queue: dict[str, list[int]] = {}  # namespace -> [clusters, admitted]
-    for job in clusters:
-        meta = job["metadata"]
-        wl = workloads.get(meta["uid"])
-        if wl is None:
-            return f"{meta['namespace']}/{meta['name']} has no Workload"
-        admitted = admission(wl) is not None
-        if admitted != running(job):
-            return f"{meta['namespace']}/{meta['name']}: admitted={admitted} but running={running(job)}"
+    for meta, admitted in clusters:
         counts = per_queue.setdefault(meta["namespace"], [0, 0])
         counts[0] += 1
         counts[1] += int(admitted)
@@ -92,40 +71,15 @@ def converged(kube: Kube, ever_admitted: set[str]) -> str:
     return ""
 
 
-def delete_admitted(kube: Kube) -> int:
-    """Delete every cluster whose Workload is admitted (the jobs finished); returns how many."""
-    workloads = workloads_by_job_uid(kube)
-    deleted = 0
-    for job in kube.list(kinds.RAYCLUSTER, all_namespaces=True):
-        if admission(workloads.get(job["metadata"]["uid"])) is not None:
-            kube.delete(kinds.RAYCLUSTER, job["metadata"]["name"], job["metadata"]["namespace"])
-            deleted += 1
-    return deleted
-
-
-@pytest.fixture
-def kube(fresh_apiserver: ServerProcess) -> Iterator[Kube]:
-    client = Kube(config.from_kubeconfig(fresh_apiserver.kubeconfig))
-    try:
-        yield client
-    finally:
-        client.close()
-
-
 def test_sigkill_at_random_points_never_double_admits_or_overruns_quota(
     fresh_apiserver: ServerProcess, kube: Kube, tmp_path: Path
 ) -> None:
     rng = random.Random(SEED)
-    install_crds(kube)
-    create_flavor_and_queues(kube, {ns: (cq, str(cpus)) for ns, (cq, cpus) in QUEUES.items()})
-    write_operator_config(kube, quiet_config())
-    watcher = QuotaWatcher(fresh_apiserver, {cq: cpus * 1000 for cq, cpus in QUEUES.values()}).start()
-    operator = OperatorProcess(fresh_apiserver.kubeconfig, tmp_path / "operator.log").start()
-    killer = Killer(operator, rng, KILLS)
-    namespaces = list(QUEUES)
-    created: dict[str, Any] = {}
-    ever_admitted: set[str] = set()
-    try:
+    with queueing_run(fresh_apiserver, kube, QUEUES, tmp_path / "operator.log") as run:
+        killer = Killer(run.operator, rng, KILLS)
+        namespaces = list(QUEUES)
+        created: dict[str, Any] = {}
+        ever_admitted: set[str] = set()
         killer.start()
         for i in range(CLUSTERS):
             job = kube.create(kinds.RAYCLUSTER, raycluster(f"rc-{i:03d}", namespaces[i % len(namespaces)]))
@@ -138,16 +92,11 @@ def test_sigkill_at_random_points_never_double_admits_or_overruns_quota(
             assert delete_admitted(kube) > 0
             waves += 1
         killer.join(30)
-    finally:
-        watcher.stop()
-        operator.stop()
-        print(operator.log()[-4000:])
 
     assert killer.kills == KILLS and killer.unexpected_exits == []
-    assert watcher.violations == [], watcher.violations[:10]
-    assert watcher.admitted_twice == {}, watcher.admitted_twice
+    run.assert_quota_kept()
     assert ever_admitted == set(created), f"{len(set(created) - ever_admitted)} clusters never admitted"
-    assert sum(watcher.admissions.values()) == CLUSTERS
+    assert sum(run.watcher.admissions.values()) == CLUSTERS
     assert waves >= 4  # the largest queue holds 67 clusters, 20 at a time
     # a kill may land before a restarted operator synced; it still synced and acted more than once
-    assert operator.log().count("queueing controller synced") >= 2
+    assert run.operator.log().count("queueing controller synced") >= 2

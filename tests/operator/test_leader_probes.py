@@ -11,13 +11,10 @@ from __future__ import annotations
 import time
 import urllib.error
 import urllib.request
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import pytest
-
-from codeflare.kube import config, kinds
+from codeflare.kube import kinds
 from codeflare.kube.client import Kube
 from tests.support.apiserver import ServerProcess, free_port
 from tests.support.control_plane import (
@@ -87,15 +84,6 @@ class Candidate:
         status, text = http_get(self.metrics, "/metrics")
         assert status == 200, text
         return metric_value(text, "codeflare_admission_latency_seconds_count")
-
-
-@pytest.fixture
-def kube(fresh_apiserver: ServerProcess) -> Iterator[Kube]:
-    client = Kube(config.from_kubeconfig(fresh_apiserver.kubeconfig))
-    try:
-        yield client
-    finally:
-        client.close()
 
 
 def _admitted(kube: Kube, job: dict[str, Any]) -> bool:

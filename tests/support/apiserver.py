@@ -6,16 +6,17 @@ with real clients and can restart it or kill it with SIGKILL.
 
 from __future__ import annotations
 
-import os
-import signal
 import socket
 import subprocess
-import sys
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import yaml
+
+from tests.support.child_process import spawn_cli, terminate
 
 
 def free_port() -> int:
@@ -53,14 +54,10 @@ class ServerProcess:
         self.state_dir.mkdir(parents=True, exist_ok=True)
         if self.kubeconfig.exists():
             self.kubeconfig.unlink()
-        log = open(self.state_dir / "server.log", "ab")  # noqa: SIM115 - handed to the child process
-        self.proc = subprocess.Popen(
-            [sys.executable, "-m", "codeflare.cli.main", "server", "--state-dir", str(self.state_dir),
-             "--port", str(self.port), *self.extra_args],
-            stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
-            env={**os.environ, "PYTHONUNBUFFERED": "1"},
+        self.proc = spawn_cli(
+            ["server", "--state-dir", str(self.state_dir), "--port", str(self.port), *self.extra_args],
+            self.state_dir / "server.log",
         )
-        log.close()
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             if self.proc.poll() is not None:
@@ -75,13 +72,8 @@ class ServerProcess:
         raise TimeoutError(f"server did not start:\n{self.log_tail()}")
 
     def stop(self) -> None:
-        if self.proc is not None and self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGTERM)
-            try:
-                self.proc.wait(10)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait(5)
+        if self.proc is not None:
+            terminate(self.proc, 10)
         self.proc = None
 
     def kill(self) -> None:
@@ -100,3 +92,16 @@ class ServerProcess:
         if not path.exists():
             return ""
         return "\n".join(path.read_text(errors="replace").splitlines()[-lines:])
+
+
+@contextmanager
+def serving_with_tokens(state_dir: Path, tokens: str, *extra_args: str) -> Iterator[ServerProcess]:
+    """A started server whose users come from ``tokens`` (a static tokens CSV); stopped on exit."""
+    tokens_file = state_dir / "tokens.csv"
+    state_dir.mkdir(parents=True, exist_ok=True)
+    tokens_file.write_text(tokens)
+    server = ServerProcess(state_dir, extra_args=["--tokens-file", str(tokens_file), *extra_args]).start()
+    try:
+        yield server
+    finally:
+        server.stop()

@@ -7,10 +7,7 @@ as its own process (so tests can SIGKILL it) and waits for observable conditions
 from __future__ import annotations
 
 import contextlib
-import os
-import signal
 import subprocess
-import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -23,6 +20,7 @@ from codeflare.api.crds import load_crds
 from codeflare.kube import errors, kinds
 from codeflare.kube.client import Kube
 from codeflare.operator.config import CONFIG_KEY, CONFIGMAP_NAME, OperatorConfig
+from tests.support.child_process import ChildProcess, spawn_cli, terminate
 
 T = TypeVar("T")
 OPERATOR_NAMESPACE = "codeflare-system"
@@ -76,7 +74,7 @@ def quiet_config(**sections: Any) -> dict[str, Any]:
 
 
 @dataclass
-class OperatorProcess:
+class OperatorProcess(ChildProcess):
     """``codeflare operator`` as a child process."""
 
     kubeconfig: Path
@@ -87,48 +85,16 @@ class OperatorProcess:
     proc: subprocess.Popen[bytes] | None = None
 
     def start(self) -> OperatorProcess:
-        log = open(self.log_path, "ab")  # noqa: SIM115 - handed to the child process
-        self.proc = subprocess.Popen(
-            [
-                sys.executable,
-                "-m",
-                "codeflare.cli.main",
-                *(["-" + "v" * self.verbosity] if self.verbosity else []),
-                "operator",
-                "--kubeconfig",
-                str(self.kubeconfig),
-                "--namespace",
-                self.namespace,
-                *self.extra_args,
-            ],
-            stdout=log,
-            stderr=subprocess.STDOUT,
-            start_new_session=True,
-            env={**os.environ, "PYTHONUNBUFFERED": "1"},
+        verbose = ["-" + "v" * self.verbosity] if self.verbosity else []
+        self.proc = spawn_cli(
+            [*verbose, "operator", "--kubeconfig", str(self.kubeconfig), "--namespace", self.namespace,
+             *self.extra_args],
+            self.log_path,
         )
-        log.close()
         return self
 
-    @property
-    def running(self) -> bool:
-        return self.proc is not None and self.proc.poll() is None
-
-    def kill(self) -> None:
-        if self.proc is not None and self.proc.poll() is None:
-            self.proc.kill()
-            self.proc.wait(10)
-
     def stop(self) -> int | None:
-        if self.proc is None:
-            return None
-        if self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGTERM)
-            try:
-                self.proc.wait(15)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait(5)
-        return self.proc.returncode
+        return None if self.proc is None else terminate(self.proc, 15)
 
     def wait_exit(self, timeout: float = 30) -> int:
         assert self.proc is not None

@@ -11,9 +11,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import signal
 import subprocess
-import sys
 import urllib.request
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
@@ -24,6 +22,7 @@ import psutil
 
 from codeflare.kube import kinds
 from codeflare.kube.client import Kube
+from tests.support.child_process import ChildProcess, spawn_cli, terminate
 from tests.support.control_plane import wait_for
 
 STATE_ANNOTATION = "local.codeflare.dev/processes"
@@ -33,8 +32,11 @@ QUEUE_LABEL = "kueue.x-k8s.io/queue-name"
 
 
 @dataclass
-class AgentProcess:
-    """``codeflare local agent --home H --kubeconfig K`` as a child process."""
+class AgentProcess(ChildProcess):
+    """``codeflare local agent --home H --kubeconfig K`` as a child process.
+
+    ``kill`` SIGKILLs the agent alone (its Ray nodes live in their own sessions and keep running).
+    """
 
     home: Path
     kubeconfig: Path
@@ -47,50 +49,17 @@ class AgentProcess:
 
     def start(self) -> AgentProcess:
         self.home.mkdir(parents=True, exist_ok=True)
-        log = open(self.log_path, "ab")  # noqa: SIM115 - handed to the child process
-        self.proc = subprocess.Popen(
-            [
-                sys.executable,
-                "-m",
-                "codeflare.cli.main",
-                "local",
-                "agent",
-                "--home",
-                str(self.home),
-                "--kubeconfig",
-                str(self.kubeconfig),
-            ],
-            stdout=log,
-            stderr=subprocess.STDOUT,
+        self.proc = spawn_cli(
+            ["local", "agent", "--home", str(self.home), "--kubeconfig", str(self.kubeconfig)],
+            self.log_path,
+            self.env,
             stdin=subprocess.DEVNULL,
-            start_new_session=True,
-            env={**os.environ, "PYTHONUNBUFFERED": "1", **self.env},
         )
-        log.close()
         return self
-
-    @property
-    def running(self) -> bool:
-        return self.proc is not None and self.proc.poll() is None
-
-    def kill(self) -> None:
-        """SIGKILL the agent alone (its Ray nodes live in their own sessions and keep running)."""
-        if self.proc is not None and self.proc.poll() is None:
-            self.proc.kill()
-            self.proc.wait(10)
 
     def stop(self, timeout: float = 60.0) -> int | None:
         """SIGTERM: the agent stops every Ray process it runs on its way out."""
-        if self.proc is None:
-            return None
-        if self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGTERM)
-            try:
-                self.proc.wait(timeout)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait(5)
-        return self.proc.returncode
+        return None if self.proc is None else terminate(self.proc, timeout)
 
     def log(self, tail: int = 60) -> str:
         if not self.log_path.exists():

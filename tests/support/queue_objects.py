@@ -1,7 +1,8 @@
 """Builders and readers for queueing tests: queued RayClusters, Kueue admin objects, Workload lookups.
 
 Small, CPU-only manifests so that quota arithmetic in tests stays obvious (milli-CPU), plus the
-reads tests repeat: the Workload of a job, its admission, and whether the job runs.
+reads tests repeat: the Workload of a job, its admission, whether the job runs, whether every job
+runs exactly when admitted, and deleting the admitted jobs (their work is done).
 """
 
 from __future__ import annotations
@@ -93,6 +94,35 @@ def admission(workload: Obj | None) -> Obj | None:
 
 def running(job: Obj) -> bool:
     return (job.get("spec") or {}).get("suspend") is False
+
+
+def cluster_admissions(kube: Kube) -> list[tuple[Obj, bool]] | str:
+    """Each RayCluster's metadata and whether its Workload holds an admission, once every cluster has
+    a Workload and runs exactly when admitted; until then what is off (words for :func:`wait_settled`)."""
+    clusters = kube.list(kinds.RAYCLUSTER, all_namespaces=True)
+    workloads = workloads_by_job_uid(kube)
+    out: list[tuple[Obj, bool]] = []
+    for job in clusters:
+        meta = job["metadata"]
+        wl = workloads.get(meta["uid"])
+        if wl is None:
+            return f"{meta['namespace']}/{meta['name']} has no Workload"
+        admitted = admission(wl) is not None
+        if admitted != running(job):
+            return f"{meta['namespace']}/{meta['name']}: admitted={admitted} but running={running(job)}"
+        out.append((meta, admitted))
+    return out
+
+
+def delete_admitted(kube: Kube) -> int:
+    """Delete every RayCluster whose Workload is admitted (its job finished); returns how many."""
+    workloads = workloads_by_job_uid(kube)
+    deleted = 0
+    for job in kube.list(kinds.RAYCLUSTER, all_namespaces=True):
+        if admission(workloads.get(job["metadata"]["uid"])) is not None:
+            kube.delete(kinds.RAYCLUSTER, job["metadata"]["name"], job["metadata"]["namespace"])
+            deleted += 1
+    return deleted
 
 
 def wait_settled(check: Callable[[], str], timeout: float = 60.0, what: str = "convergence") -> None:

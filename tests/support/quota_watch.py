@@ -20,18 +20,9 @@ from kubernetes.client.exceptions import ApiException
 
 from codeflare.scheduling import parse_quantity
 from tests.support.apiserver import ServerProcess
+from tests.support.queue_objects import admission as admission_of
 
 Obj = dict[str, Any]
-
-
-def admission_of(workload: Obj) -> Obj | None:
-    """The Workload's admission, or None when it has none or has finished."""
-    status = workload.get("status") or {}
-    finished = any(
-        c.get("type") == "Finished" and c.get("status") == "True" for c in status.get("conditions") or []
-    )
-    admission = status.get("admission")
-    return None if finished or not admission else dict(admission)
 
 
 def charged(admission: Obj, resource: str) -> int:

@@ -76,24 +76,24 @@ def _max_len(limit: int) -> str:
     return f"must be no more than {limit} characters"
 
 
+def _length_and_format(value: str, limit: int, pattern: re.Pattern[str], message: str) -> list[str]:
+    """The problems of ``value``: longer than ``limit``, and/or not matching ``pattern`` (``message``)."""
+    errs = []
+    if len(value) > limit:
+        errs.append(_max_len(limit))
+    if not pattern.fullmatch(value):
+        errs.append(message)
+    return errs
+
+
 def is_dns1123_label(value: str) -> list[str]:
     """Problems with ``value`` as a DNS-1123 label (namespace names, ...); empty when valid."""
-    errs = []
-    if len(value) > DNS1123_LABEL_MAX:
-        errs.append(_max_len(DNS1123_LABEL_MAX))
-    if not _LABEL_RE.fullmatch(value):
-        errs.append(_LABEL_MSG)
-    return errs
+    return _length_and_format(value, DNS1123_LABEL_MAX, _LABEL_RE, _LABEL_MSG)
 
 
 def is_dns1123_subdomain(value: str) -> list[str]:
     """Problems with ``value`` as a DNS-1123 subdomain (most object names); empty when valid."""
-    errs = []
-    if len(value) > DNS1123_SUBDOMAIN_MAX:
-        errs.append(_max_len(DNS1123_SUBDOMAIN_MAX))
-    if not _SUBDOMAIN_RE.fullmatch(value):
-        errs.append(_SUBDOMAIN_MSG)
-    return errs
+    return _length_and_format(value, DNS1123_SUBDOMAIN_MAX, _SUBDOMAIN_RE, _SUBDOMAIN_MSG)
 
 
 def is_path_segment_name(value: str) -> list[str]:
@@ -141,12 +141,7 @@ def _qualified_name_part(name: str) -> list[str]:
 
 def is_label_value(value: str) -> list[str]:
     """Problems with a label value (may be empty); empty list when valid."""
-    errs = []
-    if len(value) > LABEL_VALUE_MAX:
-        errs.append(_max_len(LABEL_VALUE_MAX))
-    if not _LABEL_VALUE_RE.fullmatch(value):
-        errs.append(_LABEL_VALUE_MSG)
-    return errs
+    return _length_and_format(value, LABEL_VALUE_MAX, _LABEL_VALUE_RE, _LABEL_VALUE_MSG)
 
 
 _NAME_RULES: dict[str, Callable[[str], list[str]]] = {
@@ -195,7 +190,12 @@ _TYPE_NAMES = {str: "string", int: "integer", dict: "object", list: "array"}
 OBJECT_META_FIELDS = frozenset(_META_FIELD_TYPES)
 
 
-def _json_type(value: Any) -> str:
+def json_type(value: Any, *, whole_floats_are_integers: bool = True) -> str:
+    """The JSON type name of a decoded JSON value, for "must be of type" errors.
+
+    A float with a whole value (3.0) is "integer" as OpenAPI schemas see it; ObjectMeta's typed
+    fields pass ``whole_floats_are_integers=False`` so that 3.0 for an integer field reads "number".
+    """
     if value is None:
         return "null"
     if isinstance(value, bool):
@@ -203,12 +203,17 @@ def _json_type(value: Any) -> str:
     if isinstance(value, int):
         return "integer"
     if isinstance(value, float):
-        return "number"
+        return "integer" if whole_floats_are_integers and value.is_integer() else "number"
     if isinstance(value, str):
         return "string"
     if isinstance(value, list):
         return "array"
     return "object" if isinstance(value, dict) else type(value).__name__
+
+
+def _json_type(value: Any) -> str:
+    """:func:`json_type` as ObjectMeta validation reports it (every float is "number")."""
+    return json_type(value, whole_floats_are_integers=False)
 
 
 def _type_ok(value: Any, types: tuple[type, ...]) -> bool:

@@ -34,30 +34,11 @@ from codeflare.apiserver.errors import (
     FIELD_TYPE_INVALID,
     FieldError,
 )
-from codeflare.apiserver.metadata import validate_object_meta
+from codeflare.apiserver.metadata import json_type, validate_object_meta
 
 ROOT_PATH = "<root>"
 _TYPE_META = ("apiVersion", "kind", "metadata")
 _Check = Callable[[Any, str, list[FieldError]], None]
-
-
-def json_type(value: Any) -> str:
-    """The JSON type name of a decoded JSON value ("integer" for whole numbers like 3 or 3.0)."""
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "boolean"
-    if isinstance(value, int):
-        return "integer"
-    if isinstance(value, float):
-        return "integer" if value.is_integer() else "number"
-    if isinstance(value, str):
-        return "string"
-    if isinstance(value, list):
-        return "array"
-    if isinstance(value, dict):
-        return "object"
-    return type(value).__name__
 
 
 def _render(value: Any) -> str:

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from codeflare.cli.output import (
     EXIT_OK,
-    common_options,
+    action_group,
     connect,
     emit,
     guarded,
@@ -70,15 +70,13 @@ def configuration(name: str, args: argparse.Namespace, namespace: str, *, appwra
 
 
 def register(subparsers: Any, name: str) -> None:
-    parser: argparse.ArgumentParser = subparsers.add_parser(
+    sub, parent = action_group(
+        subparsers,
         name,
-        help="create, inspect, wait for and delete Ray clusters",
+        __doc__,
+        summary="create, inspect, wait for and delete Ray clusters",
         description="Ray clusters: queued behind quota when the namespace has a LocalQueue.",
-        epilog=__doc__.split("\n\n", 1)[1] if __doc__ else None,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    sub = parser.add_subparsers(dest="cluster_command", metavar="ACTION", required=True)
-    parent = common_options()
 
     up = sub.add_parser("up", parents=[parent], help="create or update a cluster (idempotent)",
                         description="Create or update a Ray cluster (server-side apply: running it "

@@ -11,6 +11,7 @@ read the job, whatever its state.
 from __future__ import annotations
 
 import argparse
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -19,7 +20,7 @@ from codeflare.cli.output import (
     EXIT_FAILURE,
     EXIT_OK,
     UsageError,
-    common_options,
+    action_group,
     connect,
     emit,
     error,
@@ -36,16 +37,14 @@ if TYPE_CHECKING:
 
 
 def register(subparsers: Any, name: str) -> None:
-    parser: argparse.ArgumentParser = subparsers.add_parser(
+    sub, parent = action_group(
+        subparsers,
         name,
-        help="submit RayJobs and follow them",
+        __doc__,
+        summary="submit RayJobs and follow them",
         description="RayJobs: an entrypoint run on an existing Ray cluster or on a queued cluster of "
         "its own.",
-        epilog=__doc__.split("\n\n", 1)[1] if __doc__ else None,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    sub = parser.add_subparsers(dest="job_command", metavar="ACTION", required=True)
-    parent = common_options()
 
     submit = sub.add_parser("submit", parents=[parent], help="submit a RayJob (idempotent)",
                             description="Submit a RayJob running --entrypoint, on --cluster NAME or on a "
@@ -158,20 +157,20 @@ def _logs(args: argparse.Namespace) -> int:
 
 
 def _stop(args: argparse.Namespace) -> int:
-    with connect(args) as client:
-        namespace = namespace_of(args, client)
-        handle(client, args.name, namespace).stop()
-    emit(args, {"name": args.name, "namespace": namespace, "stopped": True},
-         lambda: say(args, f"stopped RayJob {namespace}/{args.name}"))
-    return EXIT_OK
+    return _act(args, "stopped", lambda job: job.stop())
 
 
 def _delete(args: argparse.Namespace) -> int:
+    return _act(args, "deleted", lambda job: job.delete())
+
+
+def _act(args: argparse.Namespace, done: str, action: Callable[[RayJob], object]) -> int:
+    """Run ``action`` on the named RayJob and report it as ``done`` (e.g. "stopped")."""
     with connect(args) as client:
         namespace = namespace_of(args, client)
-        handle(client, args.name, namespace).delete()
-    emit(args, {"name": args.name, "namespace": namespace, "deleted": True},
-         lambda: say(args, f"deleted RayJob {namespace}/{args.name}"))
+        action(handle(client, args.name, namespace))
+    emit(args, {"name": args.name, "namespace": namespace, done: True},
+         lambda: say(args, f"{done} RayJob {namespace}/{args.name}"))
     return EXIT_OK
 
 

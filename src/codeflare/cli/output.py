@@ -47,6 +47,22 @@ def common_options() -> argparse.ArgumentParser:
     return parent
 
 
+def action_group(
+    subparsers: Any, name: str, doc: str | None, *, summary: str, description: str
+) -> tuple[Any, argparse.ArgumentParser]:
+    """Add the command group ``codeflare NAME ACTION`` (epilog: ``doc`` after its first paragraph);
+    return its action subparsers and the :func:`common_options` parent every action takes."""
+    parser: argparse.ArgumentParser = subparsers.add_parser(
+        name,
+        help=summary,
+        description=description,
+        epilog=doc.split("\n\n", 1)[1] if doc else None,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    sub = parser.add_subparsers(dest=f"{name}_command", metavar="ACTION", required=True)
+    return sub, common_options()
+
+
 def connect(args: argparse.Namespace) -> Client:
     """The one client every SDK call of this command uses."""
     from codeflare.sdk.auth import KubeConfigFileAuthentication, LocalAuthentication

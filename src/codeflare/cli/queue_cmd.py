@@ -13,7 +13,7 @@ from typing import Any
 
 from codeflare.cli.output import (
     EXIT_OK,
-    common_options,
+    action_group,
     connect,
     emit,
     guarded,
@@ -25,15 +25,13 @@ from codeflare.cli.output import (
 
 
 def register(subparsers: Any, name: str) -> None:
-    parser: argparse.ArgumentParser = subparsers.add_parser(
+    sub, parent = action_group(
+        subparsers,
         name,
-        help="show LocalQueues, their quota and the jobs waiting in them",
+        __doc__,
+        summary="show LocalQueues, their quota and the jobs waiting in them",
         description="LocalQueues (namespaced) point at ClusterQueues that hold the quota.",
-        epilog=__doc__.split("\n\n", 1)[1] if __doc__ else None,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    sub = parser.add_subparsers(dest="queue_command", metavar="ACTION", required=True)
-    parent = common_options()
     listing = sub.add_parser("list", parents=[parent], help="LocalQueues with pending/admitted counts")
     listing.set_defaults(func=guarded(_list))
     describe = sub.add_parser("describe", parents=[parent],
