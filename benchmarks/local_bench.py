@@ -115,7 +115,7 @@ def node_args(ports: dict[str, int | None], temp_dir: str) -> list[str]:
 
 def alive_nodes(dashboard: str) -> int:
     try:
-        with _HTTP.open(f"{dashboard}/nodes?view=summary", timeout=2) as response:
+        with _HTTP.open(f"{dashboard}/nodes?view=summary&nocache=1", timeout=2) as response:
             summary = json.loads(response.read())["data"]["summary"]
         return sum(1 for n in summary if n["raylet"]["state"] == "ALIVE")
     except (OSError, ValueError, KeyError):

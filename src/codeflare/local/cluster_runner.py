@@ -344,7 +344,9 @@ class LocalRayCluster:
         head = self.head
         if head is None:
             return set()
-        body = _http_get(f"{self.endpoints.dashboard_url}/nodes?view=summary")
+        # the dashboard caches /nodes answers for 2 s: without nocache a node that has just
+        # registered stays invisible that long to a poller that asked a moment before
+        body = _http_get(f"{self.endpoints.dashboard_url}/nodes?view=summary&nocache=1")
         if body is None:
             return set()
         try:
