@@ -9,61 +9,20 @@ installed.
 
 from __future__ import annotations
 
-import json
-import os
-import shutil
 import subprocess
 import time
 from pathlib import Path
 from typing import Any
 
 import pytest
-import yaml
 
 from tests.support.apiserver import ServerProcess
+from tests.support.kubectl import NEEDS_KUBECTL, Kubectl
 
-KUBECTL = shutil.which("kubectl")
 CRDS = Path(__file__).resolve().parents[2] / "deploy" / "crds"
 NS = "kubectl-test"
 
-pytestmark = [
-    pytest.mark.kubectl,
-    pytest.mark.skipif(KUBECTL is None, reason="no kubectl binary on PATH"),
-]
-
-
-class Kubectl:
-    """Runs kubectl with the server's kubeconfig and a private cache directory."""
-
-    def __init__(self, server: ServerProcess, workdir: Path) -> None:
-        self.workdir = workdir
-        self.env = {**os.environ, "KUBECONFIG": str(server.kubeconfig), "HOME": str(workdir)}
-        self.base = [str(KUBECTL), "--cache-dir", str(workdir / "cache")]
-
-    def run(self, *args: str, check: bool = True, timeout: float = 30) -> subprocess.CompletedProcess[str]:
-        proc = subprocess.run(
-            [*self.base, *args], env=self.env, capture_output=True, text=True, timeout=timeout
-        )
-        if check and proc.returncode != 0:
-            raise AssertionError(f"kubectl {' '.join(args)} failed ({proc.returncode}):\n{proc.stderr}")
-        return proc
-
-    def json(self, *args: str) -> Any:
-        return json.loads(self.run(*args, "-o", "json").stdout)
-
-    def write(self, name: str, obj: dict[str, Any]) -> str:
-        path = self.workdir / name
-        path.write_text(yaml.safe_dump(obj))
-        return str(path)
-
-    def popen(self, *args: str) -> subprocess.Popen[str]:
-        return subprocess.Popen(
-            [*self.base, *args],
-            env=self.env,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT,
-            text=True,
-        )
+pytestmark = NEEDS_KUBECTL
 
 
 def raycluster(name: str, replicas: int = 1, **spec: Any) -> dict[str, Any]:

@@ -11,47 +11,16 @@ from __future__ import annotations
 
 import base64
 import json
-import os
-import shutil
-import subprocess
-from pathlib import Path
-from typing import Any
 
 import pytest
 
 from tests.support.apiserver import ServerProcess
+from tests.support.kubectl import NEEDS_KUBECTL, Kubectl
 
-KUBECTL = shutil.which("kubectl")
 NS = "generators"
 RBAC = "rbac.authorization.k8s.io"
 
-pytestmark = [
-    pytest.mark.kubectl,
-    pytest.mark.skipif(KUBECTL is None, reason="no kubectl binary on PATH"),
-]
-
-
-class Kubectl:
-    """Runs kubectl with the server's kubeconfig and a private cache directory."""
-
-    def __init__(self, server: ServerProcess, workdir: Path) -> None:
-        self.workdir = workdir
-        self.env = {**os.environ, "KUBECONFIG": str(server.kubeconfig), "HOME": str(workdir)}
-        self.base = [str(KUBECTL), "--cache-dir", str(workdir / "cache")]
-
-    def run(self, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
-        proc = subprocess.run([*self.base, *args], env=self.env, capture_output=True, text=True, timeout=30)
-        if check and proc.returncode != 0:
-            raise AssertionError(f"kubectl {' '.join(args)} failed ({proc.returncode}):\n{proc.stderr}")
-        return proc
-
-    def get(self, *args: str) -> Any:
-        return json.loads(self.run("get", *args, "-o", "json").stdout)
-
-    def file(self, name: str, content: bytes) -> str:
-        path = self.workdir / name
-        path.write_bytes(content)
-        return str(path)
+pytestmark = NEEDS_KUBECTL
 
 
 @pytest.fixture(scope="module")
