@@ -151,9 +151,12 @@ class MachineSim:
     kube: Kube
     delay: float = 1.0
     interval: float = 0.1
+    stagger: float = 0.0  # seconds between the births of machines asked for together
+    ready_after: float = 0.0  # seconds a new Node stays NotReady (as kubelet and CNI set up)
     replicas_seen: dict[str, list[int]] = field(default_factory=dict)  # "Kind/ns/name" -> distinct values
     removed: list[str] = field(default_factory=list)
     _births: dict[str, list[float]] = field(default_factory=dict)
+    _unready: dict[str, tuple[float, Obj]] = field(default_factory=dict)  # node -> (ready at, status)
     _counter: int = 0
     _stop: threading.Event = field(default_factory=threading.Event)
     _thread: threading.Thread | None = None
@@ -184,6 +187,12 @@ class MachineSim:
             self._stop.wait(self.interval)
 
     def step(self) -> None:
+        now = time.monotonic()
+        for name, (due, status) in sorted(self._unready.items()):
+            if due <= now:
+                del self._unready[name]
+                with contextlib.suppress(errors.NotFound):
+                    self.kube.patch(kinds.NODE, name, {"status": status}, status=True)
         nodes = self.kube.list(kinds.NODE)
         for kind in (kinds.MACHINE_SET, kinds.MACHINE_DEPLOYMENT):
             for group in self.kube.list(kind, all_namespaces=True):
@@ -202,7 +211,8 @@ class MachineSim:
         now = time.monotonic()
         missing = replicas - len(mine) - len(births)
         if missing > 0:
-            births.extend([now + self.delay] * missing)
+            last = max(births, default=now + self.delay - self.stagger)
+            births.extend(max(now + self.delay, last + self.stagger * (i + 1)) for i in range(missing))
         elif missing < 0:
             while births and missing < 0:  # cancel machines not yet up
                 births.pop()
@@ -228,6 +238,9 @@ class MachineSim:
                 {"type": "Ready", "status": "True", "reason": "KubeletReady", "message": "simulated"}
             ],
         }
+        if self.ready_after > 0:
+            self._unready[name] = (time.monotonic() + self.ready_after, status)
+            return
         self.kube.patch(kinds.NODE, name, {"status": status}, status=True)
 
 

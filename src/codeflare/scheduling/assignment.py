@@ -34,6 +34,7 @@ class Assignment:
     usage: dict[FlavorResource, int] = field(default_factory=dict)
     shortfalls: tuple[Shortfall, ...] = ()
     not_covered: str | None = None
+    workload: str | None = None  # whose view of node capacity (reserved nodes) was used
 
     def admission(self, now: float) -> Admission:
         """The Admission to record when this assignment is admitted at ``now``."""
@@ -55,11 +56,16 @@ class AssignmentContext:
     flavors: dict[str, ResourceFlavor]
     capacity: NodeCapacity | None = None
 
-    def capacity_shortfall(self, cq: str, flavor: str, resource: str, value: int) -> Shortfall | None:
-        """A capacity shortfall when ``value`` more of ``resource`` does not fit on the nodes."""
+    def capacity_shortfall(
+        self, cq: str, flavor: str, resource: str, value: int, workload: str | None = None
+    ) -> Shortfall | None:
+        """A capacity shortfall when ``value`` more of ``resource`` does not fit on the nodes
+        ``workload`` may use."""
         if self.capacity is None:
             return None
-        view = self.capacity.view(self.flavors[flavor], resource, self.flavors, self.book.flavor_usage)
+        view = self.capacity.view(
+            self.flavors[flavor], resource, self.flavors, self.book.flavor_usage, workload
+        )
         if value <= view.available:
             return None
         return Shortfall(
@@ -87,6 +93,7 @@ def _try_flavor(
     flavor: str,
     requests: list[tuple[str, int]],
     pending_usage: dict[FlavorResource, int],
+    workload: str | None,
 ) -> tuple[int, bool, list[Shortfall]]:
     name = compiled.spec.name
     mode, borrows, shortfalls = FIT, False, []
@@ -102,7 +109,7 @@ def _try_flavor(
         if own.get(fr, 0) + value > nominal:
             borrows = True
         if value <= available:
-            lack = ctx.capacity_shortfall(name, flavor, resource, value)
+            lack = ctx.capacity_shortfall(name, flavor, resource, value, workload)
             if lack is not None:
                 shortfalls.append(lack)
                 mode = NO_FIT
@@ -116,10 +123,12 @@ def _try_flavor(
     return mode, borrows, shortfalls
 
 
-def assign_flavors(ctx: AssignmentContext, compiled: CompiledQueue, shape: Shape) -> Assignment:
-    """Choose flavors for every pod set of a workload of ``shape`` in the queue ``compiled``."""
+def assign_flavors(
+    ctx: AssignmentContext, compiled: CompiledQueue, shape: Shape, workload: str | None = None
+) -> Assignment:
+    """Choose flavors for every pod set of ``workload`` (of ``shape``) in the queue ``compiled``."""
     spec = compiled.spec
-    out = Assignment(spec.name)
+    out = Assignment(spec.name, workload=workload)
     all_shortfalls: list[Shortfall] = []
     fungibility = spec.flavor_fungibility
     for pod_set_name, count, per_pod in shape:
@@ -136,7 +145,7 @@ def assign_flavors(ctx: AssignmentContext, compiled: CompiledQueue, shape: Shape
             requests = by_group[group]
             best: tuple[tuple[int, bool], str] | None = None
             for flavor in compiled.groups[group][1]:
-                mode, borrows, shortfalls = _try_flavor(ctx, compiled, flavor, requests, out.usage)
+                mode, borrows, shortfalls = _try_flavor(ctx, compiled, flavor, requests, out.usage, workload)
                 all_shortfalls.extend(shortfalls)
                 rank = (mode, not borrows)
                 if best is None or rank > best[0]:

@@ -69,12 +69,17 @@ class NodeCapacity:
         resource: str,
         flavors: dict[str, ResourceFlavor],
         flavor_usage: dict[FlavorResource, int],
+        workload: str | None = None,
     ) -> CapacityView:
-        """Capacity of ``flavor``'s nodes for ``resource`` given our usage per flavor."""
+        """Capacity of ``flavor``'s nodes for ``resource`` given our usage per flavor, as
+        ``workload`` sees it: nodes reserved for another workload do not count."""
         mine = self._nodes_of(flavor)
-        allocatable = unmanaged = 0
+        allocatable = unmanaged = counted = 0
         for name in sorted(mine):
             node = self.nodes[name]
+            if node.reserved_for is not None and node.reserved_for != workload:
+                continue
+            counted += 1
             alloc = node.allocatable.get(resource)
             if alloc is not None:
                 allocatable += alloc.milli
@@ -90,4 +95,4 @@ class NodeCapacity:
             ]
             self._overlaps[flavor.name] = overlapping
         managed = sum(flavor_usage.get((other, resource), 0) for other in overlapping)
-        return CapacityView(allocatable, unmanaged, managed, len(mine))
+        return CapacityView(allocatable, unmanaged, managed, counted)

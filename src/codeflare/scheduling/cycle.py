@@ -87,7 +87,7 @@ def _candidate(engine: AdmissionEngine, name: str, now: float, result: Schedulin
     for order, cls in heads:
         if not cls.eligible(generation, now):
             continue
-        assignment = assign_flavors(engine._ctx, compiled, cls.shape)
+        assignment = assign_flavors(engine._ctx, compiled, cls.shape, order[2])
         if assignment.mode != NO_FIT:
             return _Entry(name, cls, order, assignment, book.change_generation(scope), strict)
         _park(engine, name, cls, order, _assignment_reason(assignment), now, result, strict)
@@ -157,7 +157,7 @@ def _process(
     name = entry.cluster_queue
     scope = book.scope(name)
     if engine.capacity_check or book.change_generation(scope) != entry.version:
-        entry.assignment = assign_flavors(engine._ctx, book.queues[name], entry.cls.shape)
+        entry.assignment = assign_flavors(engine._ctx, book.queues[name], entry.cls.shape, entry.order[2])
     key = entry.order[2]
     if entry.assignment.mode == FIT:
         holder = _held_for(engine, entry, scope)

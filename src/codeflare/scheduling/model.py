@@ -245,13 +245,19 @@ class Workload:
 
 @dataclass(frozen=True)
 class Node:
-    """A node of the capacity snapshot; ``unmanaged_usage`` is what pods not queued by us use."""
+    """A node of the capacity snapshot; ``unmanaged_usage`` is what pods not queued by us use.
+
+    ``reserved_for`` names the one workload (``namespace/name``) whose capacity the node is, while
+    it was brought up for that workload and the workload is not admitted yet: no other workload
+    counts it.
+    """
 
     name: str
     labels: Mapping[str, str] = field(default_factory=dict)
     allocatable: Mapping[str, Quantity] = field(default_factory=dict)
     unschedulable: bool = False
     unmanaged_usage: Mapping[str, Quantity] = field(default_factory=dict)
+    reserved_for: str | None = None
 
     def __post_init__(self) -> None:
         _set(self, "labels", dict(self.labels))

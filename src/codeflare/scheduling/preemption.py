@@ -79,7 +79,7 @@ class _WhatIf:
                 return False
             if not allow_borrowing and own.get(fr, 0) + value > self.compiled.nominal[fr]:
                 return False
-            if self.ctx.capacity_shortfall(name, fr[0], fr[1], value) is not None:
+            if self.ctx.capacity_shortfall(name, fr[0], fr[1], value, self.assignment.workload) is not None:
                 return False
         return True
 

@@ -14,7 +14,7 @@ No I/O, no clock reads, deterministic; it does not talk to any provider or know 
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from codeflare.scheduling.model import PodSet
@@ -306,6 +306,49 @@ def plan_scale_in(
         remaining = {k: v for k, v in remaining.items() if v > 0}
         out.append(ScaleIn(group, tuple(idle[:budget]), remaining))
     return out
+
+
+@dataclass(frozen=True)
+class GroupNode:
+    """A node of a group as the reservation decision sees it."""
+
+    name: str
+    created: float
+    reserved_for: str | None = None
+
+
+def plan_reservations(
+    recorded: Sequence[RecordedRequest], waiting: Collection[str], nodes: Sequence[GroupNode]
+) -> dict[str, str | None]:
+    """Which workload each node of one group is reserved for; only the nodes whose reservation changes.
+
+    A node brought up for a scale-out request is its workload's capacity alone until that workload
+    is admitted (no other pending workload may take it meanwhile). Requests are served oldest
+    first; a node counts for a request only when it was created at or after the request (so nodes
+    already running other work are never reserved). Existing reservations of still-``waiting``
+    workloads are kept up to their requests' node counts; all others are lifted.
+    """
+    active = sorted(
+        (r for r in recorded if r.released_at is None and r.workload in waiting),
+        key=lambda r: (r.requested_at, r.workload),
+    )
+    wanted = {r.workload: r.nodes for r in active}
+    desired: dict[str, str | None] = {}
+    for node in sorted(nodes, key=lambda n: (n.created, n.name)):
+        key = node.reserved_for
+        if key is not None and wanted.get(key, 0) > 0:
+            wanted[key] -= 1
+            desired[node.name] = key
+        else:
+            desired[node.name] = None
+    for request in active:
+        for node in sorted(nodes, key=lambda n: (n.created, n.name)):
+            if wanted[request.workload] == 0:
+                break
+            if desired[node.name] is None and node.created >= int(request.requested_at):
+                desired[node.name] = request.workload
+                wanted[request.workload] -= 1
+    return {n.name: desired[n.name] for n in nodes if desired[n.name] != n.reserved_for}
 
 
 def describe_request(request: ScaleRequest, group: NodeGroup | None) -> str:

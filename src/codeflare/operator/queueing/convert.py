@@ -32,6 +32,9 @@ from codeflare.scheduling import (
 )
 
 Obj = dict[str, Any]
+# On a Node brought up by scale-out: the one workload (namespace/name) whose capacity it is until
+# that workload is admitted (written by the scale-out controller, read by the capacity check).
+RESERVED_FOR_ANNOTATION = "codeflare.dev/reserved-for"
 
 
 def timestamp(text: str | None) -> float:
@@ -202,6 +205,7 @@ def node(obj: Obj, unmanaged_usage: dict[str, Any] | None = None) -> Node:
         dict(status.get("allocatable") or {}),
         bool((obj.get("spec") or {}).get("unschedulable")) or not ready,
         dict(unmanaged_usage or {}),
+        (meta.get("annotations") or {}).get(RESERVED_FOR_ANNOTATION) or None,
     )
 
 

@@ -6,7 +6,11 @@ whose QuotaReserved=False reason names node capacity only is fed, with every gro
 :func:`codeflare.scheduling.scaleout.plan_scale_out`; each decision is one write of the group:
 new ``spec.replicas`` and the ``codeflare.dev/scale-out-requests`` annotation together, so a
 crash can never separate them and a restart reads the requests back instead of asking twice.
-The queueing controller admits the workload once the new nodes are Ready. When a recorded
+Each new node of a group is annotated ``codeflare.dev/reserved-for`` with the workload it was
+brought up for (oldest request first, nodes made after the request only) until that workload is
+admitted, so the capacity check never lets another workload take it meanwhile; nodes are
+normally reserved as they register, before they turn Ready. The queueing controller admits the
+workload once the new nodes are Ready. When a recorded
 workload finishes or is deleted the request is marked released; ``scaleInDelay`` later its idle
 nodes are marked for deletion the provider's way and the replicas lowered. The controller writes
 a ``ScaleOut`` Workload condition (the queueing controller appends it to the pending reason; it
@@ -28,10 +32,12 @@ from codeflare.kube.kinds import Kind
 from codeflare.operator.context import OperatorContext
 from codeflare.operator.queueing import convert
 from codeflare.operator.queueing.conditions import get_condition, set_condition
+from codeflare.operator.queueing.convert import RESERVED_FOR_ANNOTATION
 from codeflare.operator.scaleout import groups as provider
 from codeflare.operator.scaleout.groups import PROVIDERS, Provider
 from codeflare.scheduling import parse_quantity
 from codeflare.scheduling.scaleout import (
+    GroupNode,
     NodeGroup,
     PendingWorkload,
     RecordedRequest,
@@ -41,6 +47,7 @@ from codeflare.scheduling.scaleout import (
     describe_request,
     labels_satisfy,
     parse_capacity_reason,
+    plan_reservations,
     plan_scale_in,
     plan_scale_out,
 )
@@ -187,6 +194,7 @@ class ScaleOutController:
         plan = plan_scale_out(pending, list(node_groups.values()), records, self.cfg.max_scaleout_allowed)
         await self._scale_out(plan, groups, workloads, now)
         await self._explain(plan, node_groups, workloads)
+        await self._reserve(self._groups(), workloads)
         return await self._scale_in(groups, workloads, now)
 
     def _pending(self, workloads: Mapping[str, Obj]) -> list[PendingWorkload]:
@@ -331,6 +339,34 @@ class ScaleOutController:
                 kinds.WORKLOAD, meta["name"], meta.get("namespace"), change, status=True
             )
             self._remember(kinds.WORKLOAD, written)
+
+    # -- reservations ----------------------------------------------------------------------------
+    async def _reserve(self, groups: list[tuple[Provider, Obj]], workloads: Mapping[str, Obj]) -> None:
+        """Nodes brought up for a workload are its capacity alone until it is admitted: the node
+        annotation ``codeflare.dev/reserved-for`` that the queueing controller's capacity check reads."""
+        waiting = {
+            key
+            for key, wl in workloads.items()
+            if not (wl.get("status") or {}).get("admission") and not _finished(wl)
+        }
+        nodes = self._objects(kinds.NODE)
+        for p, obj in groups:
+            members = provider.nodes_of(provider.to_node_group(obj), nodes)
+            view = [
+                GroupNode(
+                    n["metadata"]["name"],
+                    convert.timestamp(n["metadata"].get("creationTimestamp")),
+                    ((n["metadata"].get("annotations") or {}).get(RESERVED_FOR_ANNOTATION)) or None,
+                )
+                for n in members
+            ]
+            for name, key in sorted(plan_reservations(provider.recorded(obj), waiting, view).items()):
+                body = {"metadata": {"annotations": {RESERVED_FOR_ANNOTATION: key}}}
+                with contextlib.suppress(errors.NotFound):
+                    self._remember(kinds.NODE, await self.ctx.kube.patch(kinds.NODE, name, body))
+                    where = p.kind.ref(obj["metadata"]["name"], obj["metadata"].get("namespace"))
+                    log.info("node %s of %s: %s", name, where,
+                             f"reserved for workload {key}" if key else "reservation lifted")
 
     # -- scale-in --------------------------------------------------------------------------------
     async def _scale_in(

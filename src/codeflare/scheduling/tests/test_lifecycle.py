@@ -143,6 +143,27 @@ def test_capacity_check_reports_capacity_not_quota() -> None:
     assert list(engine.schedule(1).admissions) == ["ns/too-big"]
 
 
+def test_a_node_reserved_for_a_workload_is_capacity_for_it_alone() -> None:
+    engine = capacity_engine()  # 14 CPUs free on the schedulable gpu nodes
+    engine.add_workload(wl("early", "lq-a", "14"))  # takes them all
+    assert list(engine.schedule(0).admissions) == ["ns/early"]
+    # an 8-CPU node came up for "big"; a smaller, older workload must not take it
+    engine.add_node(Node("n5", {"pool": "gpu"}, {"cpu": "8"}, reserved_for="ns/big"))
+    engine.add_workload(wl("small", "lq-a", "4", created=1))
+    engine.add_workload(wl("big", "lq-a", "8", created=2))
+
+    result = engine.schedule(1)
+
+    assert list(result.admissions) == ["ns/big"]
+    small = result.pending["ns/small"]
+    assert small.capacity_only
+    assert small.shortfalls[0].available == 0 and small.shortfalls[0].nodes == 2  # n5 not counted
+    # once "big" holds its admission the reservation is lifted: what is left is everyone's
+    engine.add_node(Node("n5", {"pool": "gpu"}, {"cpu": "8"}))
+    engine.add_node(Node("n6", {"pool": "gpu"}, {"cpu": "4"}))
+    assert list(engine.schedule(2).admissions) == ["ns/small"]
+
+
 def test_capacity_check_off_by_default() -> None:
     engine = engine_with(cq("a", {"default": {"cpu": ("100",)}}))
     engine.add_node(Node("n1", {}, {"cpu": "1"}))

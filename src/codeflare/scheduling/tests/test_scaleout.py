@@ -13,12 +13,14 @@ from hypothesis import strategies as st
 from codeflare.scheduling import PodSet, Quantity, Shortfall
 from codeflare.scheduling.scaleout import (
     CapacityShortfall,
+    GroupNode,
     NodeGroup,
     PendingWorkload,
     RecordedRequest,
     labels_satisfy,
     nodes_needed,
     parse_capacity_reason,
+    plan_reservations,
     plan_scale_in,
     plan_scale_out,
 )
@@ -204,3 +206,56 @@ def test_packing_holds_every_pod(pods: list[dict[str, int]], cpu: int, gpu: int)
             slot[r] -= pod.get(r, 0)
     for r in shape:
         assert n * shape[r] >= deficits[r]
+
+
+def test_new_nodes_are_reserved_for_the_oldest_waiting_request_and_lifted_after() -> None:
+    recorded = [
+        RecordedRequest("a/first", "ns/gpu", 2, requested_at=10.0),
+        RecordedRequest("a/second", "ns/gpu", 1, requested_at=20.0),
+    ]
+    nodes = [GroupNode("old", 5.0), GroupNode("n1", 12.0), GroupNode("n2", 21.0), GroupNode("n3", 22.0)]
+
+    plan = plan_reservations(recorded, {"a/first", "a/second"}, nodes)
+
+    # "old" ran before any request: never reserved; the first request takes the first two new nodes
+    assert plan == {"n1": "a/first", "n2": "a/first", "n3": "a/second"}
+    reserved = [GroupNode(n.name, n.created, plan.get(n.name)) for n in nodes]
+    assert plan_reservations(recorded, {"a/first", "a/second"}, reserved) == {}  # stable
+    # "first" was admitted: its nodes are everyone's again, "second" keeps its own
+    assert plan_reservations(recorded, {"a/second"}, reserved) == {"n1": None, "n2": None}
+
+
+def test_a_node_created_before_the_request_is_not_taken_for_it() -> None:
+    recorded = [RecordedRequest("a/late", "ns/gpu", 1, requested_at=30.0)]
+    assert plan_reservations(recorded, {"a/late"}, [GroupNode("n1", 29.0)]) == {}
+    released = [RecordedRequest("a/gone", "ns/gpu", 1, 0.0, released_at=40.0)]
+    assert plan_reservations(released, {"a/gone"}, [GroupNode("n1", 1.0, "a/gone")]) == {"n1": None}
+
+
+@SETTINGS
+@given(
+    st.lists(st.tuples(st.integers(1, 3), st.integers(0, 50)), max_size=5),
+    st.lists(st.tuples(st.integers(0, 60), st.one_of(st.none(), st.integers(0, 6))), max_size=8),
+    st.sets(st.integers(0, 6)),
+)
+def test_reservations_never_exceed_a_request_nor_outlive_it(
+    requests: list[tuple[int, int]], raw_nodes: list[tuple[int, int | None]], waiting_ids: set[int]
+) -> None:
+    recorded = [RecordedRequest(f"a/w{i}", "ns/gpu", n, float(t)) for i, (n, t) in enumerate(requests)]
+    nodes = [
+        GroupNode(f"n{i}", float(created), None if holder is None else f"a/w{holder}")
+        for i, (created, holder) in enumerate(raw_nodes)
+    ]
+    waiting = {f"a/w{i}" for i in waiting_ids}
+    plan = plan_reservations(recorded, waiting, nodes)
+    after = {n.name: plan.get(n.name, n.reserved_for) for n in nodes}
+    by_key = {r.workload: r for r in recorded}
+    for key in set(after.values()) - {None}:
+        assert key in waiting and key in by_key  # only waiting workloads with a request hold nodes
+        assert sum(1 for v in after.values() if v == key) <= by_key[key].nodes
+    created = {n.name: n.created for n in nodes}
+    for name, key in plan.items():
+        if key is not None:  # a new reservation is only ever a node made after its request
+            assert created[name] >= int(by_key[key].requested_at)
+    settled = [GroupNode(n.name, n.created, after[n.name]) for n in nodes]
+    assert plan_reservations(recorded, waiting, settled) == {}  # applying the plan settles it
