@@ -249,7 +249,7 @@ def test_cap_holds_across_workloads_and_the_second_waits_with_the_reason(stack_f
 
 def test_nodes_brought_up_for_a_workload_are_not_taken_by_a_smaller_one(stack_factory: Any) -> None:
     # machines come up one at a time and stay NotReady a moment after they register, as real ones do
-    stack = stack_factory(delay=1.0, stagger=3.0, ready_after=0.5)
+    stack = stack_factory(delay=1.0, stagger=4.0, ready_after=2.0)
     kube, sim = stack.kube, stack.sim
     kube.create(kinds.RAYCLUSTER, raycluster("first", workers=2))
     wait_for(lambda: replicas(kube, kinds.MACHINE_SET, "gpu-ms") == 2, 30, what="first scale-out")
