@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Callable
+import time
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from codeflare.kube import errors
@@ -27,6 +28,15 @@ Handler = Callable[[str, Obj, Obj | None], None]  # (ADDED|MODIFIED|DELETED, obj
 def key_of(obj: Obj) -> Key:
     meta = obj.get("metadata") or {}
     return (str(meta.get("namespace") or ""), str(meta.get("name") or ""))
+
+
+def is_older(obj: Obj, than: Obj) -> bool:
+    """Whether ``obj`` is an older version than ``than`` (integer resourceVersions, as ours and
+    Kubernetes' are in practice; an opaque one counts as not older, trusting the watch)."""
+    try:
+        return int(obj["metadata"]["resourceVersion"]) < int(than["metadata"]["resourceVersion"])
+    except (KeyError, TypeError, ValueError):
+        return False
 
 
 class Informer:
@@ -162,3 +172,48 @@ class SharedInformers:
             for task in tasks.values():
                 task.cancel()
             await asyncio.gather(*tasks.values(), return_exceptions=True)
+
+
+class OwnWrites:
+    """A controller's own writes, laid over its informer caches until the watch reports them.
+
+    Without it, the pass right after a write may read the older copy from the cache and act on it
+    again. An entry goes once the cache holds that version or a newer one, once the object is
+    reported deleted (:meth:`seen`, from the informer handler), or after ``ttl`` seconds (an object
+    created and deleted while the watch was relisting is never reported).
+    """
+
+    def __init__(self, ttl: float = 30.0, clock: Callable[[], float] = time.monotonic) -> None:
+        self._ttl = ttl
+        self._clock = clock
+        self._entries: dict[tuple[Kind, Key], tuple[float, Obj]] = {}
+
+    def remember(self, kind: Kind, obj: Obj | None) -> None:
+        if obj is not None:
+            self._entries[(kind, key_of(obj))] = (self._clock(), obj)
+
+    def seen(self, kind: Kind, event: str, obj: Obj) -> None:
+        """The informer reported ``obj``: forget our write of it once that has caught up."""
+        key = (kind, key_of(obj))
+        entry = self._entries.get(key)
+        if entry is not None and (event == "DELETED" or not is_older(obj, entry[1])):
+            del self._entries[key]
+
+    def get(self, kind: Kind, key: Key, cached: Obj | None) -> Obj | None:
+        """Our write of ``key`` where it is newer than ``cached`` (the informer's copy), else ``cached``."""
+        entry = self._entries.get((kind, key))
+        if entry is None:
+            return cached
+        if self._clock() - entry[0] >= self._ttl or (cached is not None and not is_older(cached, entry[1])):
+            del self._entries[(kind, key)]
+            return cached
+        return entry[1]
+
+    def overlay(self, kind: Kind, cache: Mapping[Key, Obj]) -> dict[Key, Obj]:
+        """A copy of ``cache`` with our newer writes of ``kind`` laid over it."""
+        out = dict(cache)
+        for written_kind, key in [k for k in self._entries if k[0] == kind]:
+            obj = self.get(written_kind, key, out.get(key))
+            if obj is not None:
+                out[key] = obj
+        return out

@@ -16,13 +16,12 @@ import asyncio
 import contextlib
 import copy
 import logging
-import time
 from collections.abc import Awaitable, Callable, Hashable
 from typing import Any
 
 from codeflare.kube import errors, kinds
 from codeflare.kube.client import AsyncKube
-from codeflare.kube.informer import Informer
+from codeflare.kube.informer import Informer, OwnWrites
 from codeflare.kube.kinds import Kind
 from codeflare.operator.appwrapper import FINALIZER, LABEL
 from codeflare.operator.appwrapper.faults import FaultTolerance, fault_tolerance
@@ -48,9 +47,6 @@ MANAGED_BY = "workload.codeflare.dev/appwrapper-controller"
 # Labelled kinds whose changes are worth a look at their AppWrapper (read from informers).
 WATCHED_CHILDREN: tuple[Kind, ...] = (
     kinds.POD, kinds.JOB, kinds.DEPLOYMENT, kinds.STATEFULSET, kinds.RAYCLUSTER, kinds.RAYJOB)
-# How long an own write is preferred to an informer's older copy (the watch normally catches up
-# in milliseconds; the bound covers an object created and deleted while the watch was relisting).
-WRITTEN_TTL_S = 30.0
 
 
 class DeployError(Exception):
@@ -73,15 +69,6 @@ def _owned_by(obj: Obj, appwrapper: Obj) -> bool:
     return not uid or any(ref.get("uid") == uid for ref in refs)
 
 
-def _older(obj: Obj, than: Obj) -> bool:
-    """Whether ``obj`` is an older version than ``than`` (integer resourceVersions, as ours are;
-    an opaque one counts as newer, trusting the watch)."""
-    try:
-        return int(obj["metadata"]["resourceVersion"]) < int(than["metadata"]["resourceVersion"])
-    except (KeyError, TypeError, ValueError):
-        return False
-
-
 def _ref(appwrapper: Obj) -> str:
     meta = appwrapper.get("metadata") or {}
     return f"{meta.get('namespace')}/{meta.get('name')}"
@@ -94,7 +81,7 @@ class AppWrapperController:
         self.ctx = ctx
         self.kube: AsyncKube = ctx.kube
         self.queue = ReconcileQueue(self._reconcile_key)
-        self._written: dict[tuple[Kind, str, str], tuple[float, Obj]] = {}
+        self.own = OwnWrites()
         self.informers: dict[Kind, Informer] = {
             kinds.APPWRAPPER: ctx.informers.subscribe(kinds.APPWRAPPER, self._on_appwrapper)
         }
@@ -108,21 +95,14 @@ class AppWrapperController:
         await self.queue.run()
 
     # -- cache --------------------------------------------------------------------------------
-    def _seen(self, kind: Kind, event: str, obj: Obj) -> None:
-        meta = obj.get("metadata") or {}
-        key = (kind, str(meta.get("namespace") or ""), str(meta.get("name") or ""))
-        written = self._written.get(key)
-        if written is not None and (event == "DELETED" or not _older(obj, written[1])):
-            del self._written[key]
-
     def _on_appwrapper(self, event: str, obj: Obj, old: Obj | None) -> None:
-        self._seen(kinds.APPWRAPPER, event, obj)
+        self.own.seen(kinds.APPWRAPPER, event, obj)
         meta = obj.get("metadata") or {}
         self.queue.add((meta.get("namespace"), meta.get("name")))
 
     def _child_handler(self, kind: Kind) -> Callable[[str, Obj, Obj | None], None]:
         def changed(event: str, obj: Obj, old: Obj | None) -> None:
-            self._seen(kind, event, obj)
+            self.own.seen(kind, event, obj)
             meta = obj.get("metadata") or {}
             owner = (meta.get("labels") or {}).get(LABEL)
             if owner:
@@ -130,21 +110,12 @@ class AppWrapperController:
 
         return changed
 
-    def _remember(self, kind: Kind, obj: Obj) -> None:
-        meta = obj["metadata"]
-        self._written[(kind, meta.get("namespace") or "", meta["name"])] = (time.monotonic(), obj)
-
     async def _read(self, kind: Kind, name: str, namespace: str) -> Obj | None:
         """The object from its informer (or our newer write of it); from the API for other kinds."""
         informer = self.informers.get(kind)
         if informer is None or not informer.synced.is_set():
             return await self.kube.find(kind, name, namespace)
-        cached = informer.cache.get((namespace, name))
-        written = self._written.get((kind, namespace, name))
-        fresh = written is not None and time.monotonic() - written[0] < WRITTEN_TTL_S
-        if written is not None and fresh and (cached is None or _older(cached, written[1])):
-            return written[1]
-        return cached
+        return self.own.get(kind, (namespace, name), informer.cache.get((namespace, name)))
 
     async def _pods(self, namespace: str, name: str) -> list[Obj]:
         informer = self.informers[kinds.POD]
@@ -195,7 +166,7 @@ class AppWrapperController:
         updated = await self.kube.update(kinds.APPWRAPPER, meta["name"], meta["namespace"], add)
         if updated is None:
             return appwrapper
-        self._remember(kinds.APPWRAPPER, updated)
+        self.own.remember(kinds.APPWRAPPER, updated)
         return updated
 
     async def deploy(self, appwrapper: Obj) -> None:
@@ -209,7 +180,7 @@ class AppWrapperController:
             kind = component_kind(obj)
             cname = obj["metadata"]["name"]
             try:
-                self._remember(kind, await self.kube.create(kind, obj, namespace))
+                self.own.remember(kind, await self.kube.create(kind, obj, namespace))
                 log.info("AppWrapper %s/%s: created %s", namespace, name, kind.ref(cname, namespace))
             except errors.AlreadyExists:
                 existing = await self.kube.find(kind, cname, namespace)
@@ -257,7 +228,7 @@ class AppWrapperController:
         except errors.Conflict:
             log.debug("AppWrapper %s changed while reconciling; reading it again", _ref(appwrapper))
             return None
-        self._remember(kinds.APPWRAPPER, written)
+        self.own.remember(kinds.APPWRAPPER, written)
         return written
 
     async def _announce(self, appwrapper: Obj, before: str, decision: Decision) -> None:
@@ -334,7 +305,7 @@ class AppWrapperController:
             return None
         except errors.Conflict:
             return 0.05  # changed meanwhile: read it again
-        self._remember(kinds.APPWRAPPER, released)
+        self.own.remember(kinds.APPWRAPPER, released)
         log.info("AppWrapper %s: components deleted; finalizer released", _ref(appwrapper))
         return None
 

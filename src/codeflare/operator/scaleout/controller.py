@@ -27,7 +27,7 @@ from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
 from codeflare.kube import errors, kinds
-from codeflare.kube.informer import Informer
+from codeflare.kube.informer import Informer, OwnWrites
 from codeflare.kube.kinds import Kind
 from codeflare.operator.context import OperatorContext
 from codeflare.operator.queueing import convert
@@ -77,18 +77,6 @@ async def served_providers(ctx: OperatorContext) -> list[Provider]:
     return [p for p in candidates if p.kind.version in groups.get(p.kind.group, [])]
 
 
-def _rv_at_least(current: Obj | None, written: Obj) -> bool:
-    """Whether the cached object has caught up with (or passed) our write."""
-    if current is None:
-        return False
-    a = (current.get("metadata") or {}).get("resourceVersion", "")
-    b = (written.get("metadata") or {}).get("resourceVersion", "")
-    try:
-        return int(a) >= int(b)
-    except ValueError:
-        return bool(a == b)
-
-
 class ScaleOutController:
     """Scale-out for capacity-pending workloads and scale-in once they are gone."""
 
@@ -98,7 +86,7 @@ class ScaleOutController:
         self.providers: list[Provider] = []
         self.informers: dict[Kind, Informer] = {}
         self._wake = asyncio.Event()
-        self._written: dict[tuple[Kind, tuple[str, str]], Obj] = {}  # our writes not yet in the caches
+        self.own = OwnWrites()  # our writes, until the caches have them
 
     # -- lifecycle -----------------------------------------------------------------------------------
     async def run(self) -> None:
@@ -130,12 +118,7 @@ class ScaleOutController:
 
     def _handler(self, kind: Kind) -> Callable[[str, Obj, Obj | None], None]:
         def changed(event: str, obj: Obj, old: Obj | None) -> None:
-            meta = obj.get("metadata") or {}
-            key = (kind, (str(meta.get("namespace") or ""), str(meta.get("name") or "")))
-            written = self._written.get(key)
-            # a deleted object must not live on in the overlay (it would look present for ever)
-            if written is not None and (event == "DELETED" or _rv_at_least(obj, written)):
-                del self._written[key]
+            self.own.seen(kind, event, obj)  # a deleted object must not live on in the overlay
             self._wake.set()
 
         return changed
@@ -155,20 +138,7 @@ class ScaleOutController:
     # -- views over the caches -------------------------------------------------------------------
     def _objects(self, kind: Kind) -> dict[tuple[str, str], Obj]:
         """The cache of ``kind`` with our own writes laid over until the cache has caught up."""
-        out = dict(self.informers[kind].cache)
-        for (written_kind, key), obj in list(self._written.items()):
-            if written_kind != kind:
-                continue
-            if _rv_at_least(out.get(key), obj):
-                del self._written[(written_kind, key)]
-            else:
-                out[key] = obj
-        return out
-
-    def _remember(self, kind: Kind, obj: Obj | None) -> None:
-        if obj is not None:
-            meta = obj.get("metadata") or {}
-            self._written[(kind, (str(meta.get("namespace") or ""), str(meta.get("name") or "")))] = obj
+        return self.own.overlay(kind, self.informers[kind].cache)
 
     def _groups(self) -> list[tuple[Provider, Obj]]:
         out = []
@@ -247,7 +217,7 @@ class ScaleOutController:
 
             meta = obj["metadata"]
             written = await self.ctx.kube.update(p.kind, meta["name"], meta.get("namespace"), change)
-            self._remember(p.kind, written)
+            self.own.remember(p.kind, written)
             log.info(
                 "%s: scale-out requests of %s released; scale-in after %ss",
                 p.kind.ref(meta["name"], meta.get("namespace")),
@@ -284,7 +254,7 @@ class ScaleOutController:
             written = await self.ctx.kube.update(p.kind, meta["name"], meta.get("namespace"), change)
             if written is None or not before:
                 continue
-            self._remember(p.kind, written)
+            self.own.remember(p.kind, written)
             after = int((written.get("spec") or {}).get("replicas") or 0)
             group = provider.to_node_group(written)
             for ask in asks:
@@ -338,7 +308,7 @@ class ScaleOutController:
             written = await self.ctx.kube.update(
                 kinds.WORKLOAD, meta["name"], meta.get("namespace"), change, status=True
             )
-            self._remember(kinds.WORKLOAD, written)
+            self.own.remember(kinds.WORKLOAD, written)
 
     # -- reservations ----------------------------------------------------------------------------
     async def _reserve(self, groups: list[tuple[Provider, Obj]], workloads: Mapping[str, Obj]) -> None:
@@ -363,7 +333,7 @@ class ScaleOutController:
             for name, key in sorted(plan_reservations(provider.recorded(obj), waiting, view).items()):
                 body = {"metadata": {"annotations": {RESERVED_FOR_ANNOTATION: key}}}
                 with contextlib.suppress(errors.NotFound):
-                    self._remember(kinds.NODE, await self.ctx.kube.patch(kinds.NODE, name, body))
+                    self.own.remember(kinds.NODE, await self.ctx.kube.patch(kinds.NODE, name, body))
                     where = p.kind.ref(obj["metadata"]["name"], obj["metadata"].get("namespace"))
                     log.info("node %s of %s: %s", name, where,
                              f"reserved for workload {key}" if key else "reservation lifted")
@@ -479,7 +449,7 @@ class ScaleOutController:
         written = await self.ctx.kube.update(p.kind, meta["name"], meta.get("namespace"), change)
         if written is None:
             return
-        self._remember(p.kind, written)
+        self.own.remember(p.kind, written)
         held = {r.workload: r.nodes for r in records}
         given_back = sorted(k for k in considered if decision.remaining.get(k, 0) < held[k])
         text = (
@@ -507,7 +477,7 @@ class ScaleOutController:
                 await self.ctx.kube.patch(p.machine_kind, name, body, ns or namespace)
         if annotations.get(p.delete_annotation) != "true":
             with contextlib.suppress(errors.NotFound):
-                self._remember(kinds.NODE, await self.ctx.kube.patch(kinds.NODE, node_name, body))
+                self.own.remember(kinds.NODE, await self.ctx.kube.patch(kinds.NODE, node_name, body))
 
 
 def _finished(obj: Obj) -> bool:
