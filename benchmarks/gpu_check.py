@@ -25,7 +25,7 @@ from types import ModuleType
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from benchmarks.results import RESULTS, write_section  # noqa: E402
+from benchmarks.results import RESULTS, markers, write_block, write_section  # noqa: E402
 
 SECTION = "gpu"
 
@@ -99,18 +99,11 @@ The GPU count the Node would report {verdict} the machine's.
 
 def record(copy: Path) -> None:
     """Take the gpu section from ``copy`` (a RESULTS.md written on the GPU machine) into ours."""
-    start, end = f"<!-- section:{SECTION} -->", f"<!-- end:{SECTION} -->"
+    start, end = markers(SECTION)
     text = copy.read_text()
     if start not in text or end not in text:
         raise SystemExit(f"{copy} has no {SECTION} section")
-    block = start + text.split(start, 1)[1].split(end, 1)[0] + end
-    ours = RESULTS.read_text()
-    if start in ours and end in ours:
-        head, rest = ours.split(start, 1)
-        ours = head + block + rest.split(end, 1)[1]
-    else:
-        ours = ours.rstrip() + "\n\n" + block + "\n"
-    RESULTS.write_text(ours)
+    write_block(SECTION, start + text.split(start, 1)[1].split(end, 1)[0] + end)
 
 
 def main() -> int:

@@ -35,12 +35,22 @@ def machine() -> str:
     return f"{cpu}, {os.cpu_count()} cores, {mem_gib:.0f} GiB, Python {platform.python_version()}"
 
 
+def markers(name: str) -> tuple[str, str]:
+    """The comments that open and close section ``name``."""
+    return f"<!-- section:{name} -->", f"<!-- end:{name} -->"
+
+
 def write_section(name: str, body: str) -> None:
     """Replace section ``name`` of RESULTS.md with ``body`` plus a machine/date stamp."""
-    start, end = f"<!-- section:{name} -->", f"<!-- end:{name} -->"
-    text = RESULTS.read_text() if RESULTS.exists() else "# Benchmark results\n"
+    start, end = markers(name)
     stamp = f"_Measured {datetime.date.today().isoformat()} on {machine()}._\n\n"
-    block = f"{start}\n{stamp}{body.strip()}\n{end}"
+    write_block(name, f"{start}\n{stamp}{body.strip()}\n{end}")
+
+
+def write_block(name: str, block: str) -> None:
+    """Put ``block`` (markers included) in place of section ``name`` of RESULTS.md, or append it."""
+    start, end = markers(name)
+    text = RESULTS.read_text() if RESULTS.exists() else "# Benchmark results\n"
     if start in text and end in text:
         head, rest = text.split(start, 1)
         _, tail = rest.split(end, 1)
