@@ -1,7 +1,7 @@
 """GPU check for local mode: the Node the agent would register reports this host's real GPUs.
 
 Meant for a machine with NVIDIA GPUs where Ray is absent: it loads only the agent's
-node-detection module (``codeflare/local/node_info.py``, standard library only) by path, and
+node-detection module (``codeflare/local/agent/node_info.py``, standard library only) by path, and
 compares what it reports with two independent witnesses, ``nvidia-smi -L`` and, when importable,
 ``torch.cuda``. Writes the "gpu" section of benchmarks/RESULTS.md (stamped with the machine it
 ran on) and, when ``$OUT`` is set, a copy of RESULTS.md there; ``--record FILE`` splices the gpu
@@ -32,7 +32,7 @@ SECTION = "gpu"
 
 def load_node_info() -> ModuleType:
     """The agent's node-detection module, without importing the package (or Ray)."""
-    path = ROOT / "src" / "codeflare" / "local" / "node_info.py"
+    path = ROOT / "src" / "codeflare" / "local" / "agent" / "node_info.py"
     spec = importlib.util.spec_from_file_location("codeflare_node_info", path)
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)

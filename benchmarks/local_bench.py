@@ -43,7 +43,7 @@ from tests.support.control_plane import ensure_namespace, install_crds, wait_for
 from benchmarks.results import write_section  # noqa: E402
 from codeflare.kube import config, kinds  # noqa: E402
 from codeflare.kube.client import Kube  # noqa: E402
-from codeflare.local.ports import PortAllocator  # noqa: E402
+from codeflare.local.agent.ports import PortAllocator  # noqa: E402
 
 MEMORY = 1 << 30
 POLL_S = 0.2  # both sides poll at this interval (faster polling itself costs CPU on 2 cores)

@@ -18,7 +18,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from codeflare.local.local_mode import LocalMode
+from codeflare.local.mode import LocalMode
 from codeflare.sdk import (
     Client,
     ClusterConfiguration,

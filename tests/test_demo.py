@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from codeflare.local.local_mode import LocalMode
+from codeflare.local.mode import LocalMode
 from tests.sdk.conftest import venv_path
 
 pytestmark = pytest.mark.ray

@@ -29,7 +29,7 @@ import yaml
 from codeflare.api.crds import load_crds
 from codeflare.kube import config, errors, kinds
 from codeflare.kube.client import AsyncKube, Kube
-from codeflare.local.operator_identity import install_rbac, kind_for, write_operator_kubeconfig
+from codeflare.local.mode.operator_identity import install_rbac, kind_for, write_operator_kubeconfig
 from codeflare.operator import manifests
 from codeflare.operator.main import EXIT_LOST_LEASE
 from codeflare.operator.raycluster import mtls

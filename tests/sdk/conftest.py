@@ -19,7 +19,7 @@ import psutil
 import pytest
 
 from codeflare.kube import kinds
-from codeflare.local.local_mode import LocalMode
+from codeflare.local.mode import LocalMode
 from codeflare.sdk import (
     Client,
     ClusterConfiguration,

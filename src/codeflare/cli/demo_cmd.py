@@ -136,7 +136,7 @@ def run(args: argparse.Namespace) -> int:
     from rich.console import Console
     from rich.table import Table
 
-    from codeflare.local.local_mode import LocalMode
+    from codeflare.local.mode import LocalMode
     from codeflare.sdk import LocalAuthentication
 
     console = Console()

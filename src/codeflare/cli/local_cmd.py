@@ -8,6 +8,7 @@ import contextlib
 import json
 import logging
 import signal
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -21,7 +22,7 @@ def register(subparsers: Any, name: str) -> None:
     sub = parser.add_subparsers(dest="local_command", metavar="ACTION", required=True)
     for action, text in (
         ("up", "start local mode (idempotent) and wait until it is ready"),
-        ("down", "stop everything local mode started (objects are kept)"),
+        ("down", "stop everything local mode started (objects are kept); fails naming what survives"),
         ("status", "show what runs and where"),
     ):
         p = sub.add_parser(action, help=text, description=text)
@@ -38,7 +39,7 @@ def register(subparsers: Any, name: str) -> None:
 
 
 def _up(args: argparse.Namespace) -> int:
-    from codeflare.local.local_mode import LocalMode
+    from codeflare.local.mode import LocalMode
 
     mode = LocalMode(args.home)
     mode.up()
@@ -50,15 +51,22 @@ def _up(args: argparse.Namespace) -> int:
 
 
 def _down(args: argparse.Namespace) -> int:
-    from codeflare.local.local_mode import LocalMode
+    from codeflare.local.mode import LocalMode
 
-    stopped = LocalMode(args.home).down()
-    print("stopped: " + (", ".join(stopped) if stopped else "nothing was running"))
+    report = LocalMode(args.home).down()
+    for line in report.lines():
+        print(line)
+    if not report.results:
+        print("nothing was running")
+    if not report.ok:
+        names = ", ".join(r.what for r in report.survivors)
+        print(f"error: still running after `local down`: {names}", file=sys.stderr)
+        return 1
     return 0
 
 
 def _status(args: argparse.Namespace) -> int:
-    from codeflare.local.local_mode import LocalMode
+    from codeflare.local.mode import LocalMode
 
     status = LocalMode(args.home).status()
     if args.output == "json":
@@ -76,7 +84,7 @@ def _agent(args: argparse.Namespace) -> int:
     from codeflare.kube import config
     from codeflare.kube.client import AsyncKube
     from codeflare.kube.config import local_home
-    from codeflare.local.agent import NodeAgent
+    from codeflare.local.agent.node_agent import NodeAgent
 
     logging.getLogger().setLevel(min(logging.getLogger().level, logging.INFO))
     for noisy in ("httpx", "httpx2"):

@@ -13,10 +13,10 @@ from pathlib import Path
 import psutil
 import pytest
 
-from codeflare.local import processes
-from codeflare.local.cluster_runner import LocalRayCluster, NodeTemplate
-from codeflare.local.ports import PortAllocator
-from codeflare.local.ray_node import cluster_temp_root
+from codeflare.local.agent import processes
+from codeflare.local.agent.cluster_runner import LocalRayCluster, NodeTemplate
+from codeflare.local.agent.ports import PortAllocator
+from codeflare.local.agent.ray_node import cluster_temp_root
 
 pytestmark = pytest.mark.ray
 

@@ -3,7 +3,7 @@
 A pure function of its inputs (no I/O, no environment reads): the agent describes a node the way a
 KubeRay pod would have it (resources from the pod template, the group's ``rayStartParams``), and
 gets back the argv and environment for the process layer. Local isolation is enforced here: every
-port comes from :mod:`codeflare.local.ports`, the temp dir is per node and short, the dashboard
+port comes from :mod:`codeflare.local.agent.ports`, the temp dir is per node and short, the dashboard
 binds loopback only, usage stats are off. ``rayStartParams`` keys are mapped as KubeRay does
 (``--key=value``; ``"true"`` turns a flag on); keys that would break isolation are overridden by
 ours (with a warning) or refused (see ``_OWNED_KEYS`` and ``_REFUSED_KEYS``). It starts nothing.
@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
-from codeflare.local.ports import RayNodePorts
+from codeflare.local.agent.ports import RayNodePorts
 
 logger = logging.getLogger(__name__)
 

@@ -12,8 +12,8 @@ from pathlib import Path
 import psutil
 import pytest
 
-from codeflare.local import processes
-from codeflare.local.processes import ProcessHandle
+from codeflare.local.agent import processes
+from codeflare.local.agent.processes import ProcessHandle
 
 # A leader that spawns a child in its group and a child that escapes into its own session but
 # names the node's temp dir on its command line (as a Ray process would).
@@ -56,7 +56,10 @@ def test_handle_round_trip_readopts_and_reused_pid_is_not_adopted(started) -> No
     reloaded = ProcessHandle.from_json(handle.to_json())
     assert reloaded == handle and processes.is_alive(reloaded)
 
-    impostor = dataclasses.replace(reloaded, start_time=reloaded.start_time - 3600)
+    # the same pid recorded with another kernel start tick: a different (earlier) process
+    assert reloaded.identity is not None and reloaded.identity.start_ticks is not None
+    earlier = dataclasses.replace(reloaded.identity, start_ticks=reloaded.identity.start_ticks - 1)
+    impostor = dataclasses.replace(reloaded, identity=earlier)
     assert not processes.is_alive(impostor)
     processes.stop(impostor, grace=0.5)  # must not touch the real process
     assert processes.is_alive(handle)
@@ -88,5 +91,7 @@ def test_exit_code_of_an_adopted_process_is_unknown(started) -> None:  # type: i
     handle = started("sh", "-c", "exit 3")
     _wait_for(lambda: not processes.is_alive(handle))
     assert processes.exit_code(handle) == 3
-    stranger = dataclasses.replace(handle, pid=handle.pid, start_time=handle.start_time + 0.5)
+    assert handle.identity is not None and handle.identity.start_ticks is not None
+    later = dataclasses.replace(handle.identity, start_ticks=handle.identity.start_ticks + 1)
+    stranger = dataclasses.replace(handle, identity=later)
     assert processes.exit_code(stranger) is None

@@ -6,8 +6,8 @@ import json
 
 import pytest
 
-from codeflare.local.ports import RayNodePorts
-from codeflare.local.ray_node import RayNodeSpec, RayStartParamError, build_ray_start, node_temp_dir
+from codeflare.local.agent.ports import RayNodePorts
+from codeflare.local.agent.ray_node import RayNodeSpec, RayStartParamError, build_ray_start, node_temp_dir
 
 HEAD_PORTS = RayNodePorts(
     node_manager=20001,

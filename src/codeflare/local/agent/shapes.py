@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from decimal import Decimal
 from typing import Any
 
-from codeflare.local.cluster_runner import NodeTemplate
+from codeflare.local.agent.cluster_runner import NodeTemplate
 
 Obj = dict[str, Any]
 LOOPBACK = "127.0.0.1"

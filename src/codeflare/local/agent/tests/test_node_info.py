@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from codeflare.local import node_info
+from codeflare.local.agent import node_info
 
 
 @pytest.fixture()
@@ -64,10 +64,10 @@ def test_memory_quantities() -> None:
 
 def test_module_imports_without_ray_or_other_codeflare_modules() -> None:
     code = (
-        "import sys, codeflare.local.node_info; "
+        "import sys, codeflare.local.agent.node_info; "
         "heavy = [m for m in sys.modules if m == 'ray' or m.startswith(('ray.', 'psutil'))]; "
         "ours = [m for m in sys.modules if m.startswith('codeflare.') and m not in "
-        "('codeflare.local', 'codeflare.local.node_info')]; "
+        "('codeflare.local', 'codeflare.local.agent', 'codeflare.local.agent.node_info')]; "
         "assert not heavy and not ours, (heavy, ours)"
     )
     subprocess.run([sys.executable, "-c", code], check=True)

@@ -25,10 +25,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from codeflare.local import processes
-from codeflare.local.ports import DEFAULT_WORKER_PORTS, PortAllocator, RayNodePorts
-from codeflare.local.processes import ProcessHandle
-from codeflare.local.ray_node import (
+from codeflare.local.agent import processes
+from codeflare.local.agent.ports import DEFAULT_WORKER_PORTS, PortAllocator, RayNodePorts
+from codeflare.local.agent.processes import ProcessHandle
+from codeflare.local.agent.ray_node import (
     LOOPBACK,
     RayNodeSpec,
     Role,
@@ -91,7 +91,7 @@ class RayNode:
             "role": self.role,
             "group": self.group,
             "ports": self.ports.to_dict(),
-            "handle": json.loads(self.handle.to_json()),
+            "handle": self.handle.to_dict(),
         }
 
     @classmethod
@@ -102,7 +102,7 @@ class RayNode:
             role=role,
             group=str(data["group"]),
             ports=RayNodePorts.from_dict(dict(data["ports"])),
-            handle=ProcessHandle.from_json(json.dumps(data["handle"])),
+            handle=ProcessHandle.from_dict(data["handle"]),
         )
 
 
@@ -303,7 +303,7 @@ class LocalRayCluster:
         if excess > 0:
             named = [n for n in current if n.name in set(workers_to_delete or [])]
             others = [n for n in current if n not in named]
-            newest = sorted(others, key=lambda n: n.handle.start_time, reverse=True)
+            newest = sorted(others, key=lambda n: n.handle.start_order, reverse=True)
             for node in (named + newest)[:excess]:
                 self.remove_worker(node.name)
             return []

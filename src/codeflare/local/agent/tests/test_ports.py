@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from codeflare.local.ports import PortAllocator, PortsExhaustedError
+from codeflare.local.agent.ports import PortAllocator, PortsExhaustedError
 
 
 def _reserve_many(state_dir: str, owner: str, queue: multiprocessing.Queue) -> None:  # type: ignore[type-arg]

@@ -64,7 +64,7 @@ def write_operator_kubeconfig(
     """Issue a token of ``namespace/service_account`` with the admin kubeconfig's credentials and
     write ``target`` (mode 0600): the same server and CA, the ServiceAccount's token."""
     from codeflare.apiserver.kubeconfig import render
-    from codeflare.apiserver.serviceaccounts import issue_service_account_token
+    from codeflare.kube.tokens import issue_service_account_token
 
     doc = yaml.safe_load(admin_kubeconfig.read_text())
     context_name = doc.get("current-context")
