@@ -28,8 +28,10 @@ from codeflare.kube.kinds import Kind
 from codeflare.operator import manifests
 from codeflare.operator.appwrapper import controller as appwrapper_controller
 from codeflare.operator.config import CONFIGMAP_NAME, OperatorConfig, config_map
+from codeflare.operator.metrics import OperatorMetrics
 from codeflare.operator.queueing import controller as queueing_controller
 from codeflare.operator.queueing import jobs
+from codeflare.operator.queueing import jobsync as queueing_jobsync
 from codeflare.operator.raycluster import controller as raycluster_controller
 from codeflare.operator.raycluster import oauth
 from codeflare.operator.scaleout import controller as scaleout_controller
@@ -205,7 +207,7 @@ def variable_kinds_by_module() -> dict[str, VariableKinds]:
     applied, once = raycluster_children_kinds()
     configurations = (webhook_server.MUTATING, webhook_server.VALIDATING)
     return {
-        queueing_controller.__name__: jobs.QUEUED_KINDS,
+        queueing_jobsync.__name__: jobs.QUEUED_KINDS,
         appwrapper_controller.__name__: appwrapper_controller.WATCHED_CHILDREN,
         scaleout_controller.__name__: {
             "update": tuple(p.kind for p in providers),
@@ -217,17 +219,19 @@ def variable_kinds_by_module() -> dict[str, VariableKinds]:
 
 
 def informer_needs() -> set[Need]:
-    """The queueing and AppWrapper controllers: list+watch on every shared informer they ask for."""
+    """The queueing, AppWrapper and RayCluster controllers: list+watch on every shared informer."""
     informers = SharedInformers(None)  # type: ignore[arg-type]  # nothing runs: only the kinds count
-    ctx = type("Ctx", (), {"config": OperatorConfig.default(), "kube": None, "informers": informers})()
+    shared = {"config": OperatorConfig.default(), "kube": None, "informers": informers}
+    ctx = type("Ctx", (), {**shared, "metrics": OperatorMetrics()})()
     queueing_controller.QueueingController(ctx)
     appwrapper_controller.AppWrapperController(ctx)
-    assert "events.record" in inspect.getsource(queueing_controller)
+    raycluster_controller.RayClusterController(ctx)
+    assert "events.record" in inspect.getsource(queueing_jobsync)
     return list_watch(*informers.informers)
 
 
 def operator_needs() -> set[Need]:
-    """Every client call in every operator module, informers, kopf's watches, and the role bound."""
+    """Every client call in every operator module, the shared informers, and the role bound."""
     variable = variable_kinds_by_module()
     needs = set().union(*(needs_of_source(m, variable.get(m.__name__, ())) for m in operator_modules()))
     return (
@@ -235,8 +239,6 @@ def operator_needs() -> set[Need]:
         | informer_needs()
         # scale-out informers: its own kinds plus every provider's node groups
         | list_watch(*scaleout_controller.WATCHED_KINDS, *PROVIDER_KINDS)
-        # kopf watches RayClusters (the RayCluster controller)
-        | list_watch(kinds.RAYCLUSTER)
         # the OAuth proxy's ClusterRoleBinding binds a role the operator does not fully hold
         | {(raycluster_controller.CLUSTER_ROLE_BINDING.group, "clusterroles", "bind")}
     )
@@ -365,10 +367,7 @@ def test_rbac_grants_exactly_what_the_operator_uses(rendered: list[Obj]) -> None
     role_ref = oauth.cluster_role_binding({"metadata": {"name": "c", "namespace": "n"}})["roleRef"]
     assert (bind["verbs"], bind["resources"]) == (["bind"], ["clusterroles"])
     assert bind["resourceNames"] == [role_ref["name"]]
-    kopf_discovery = {
-        ("apiextensions.k8s.io", "customresourcedefinitions", v) for v in ("get", "list", "watch")
-    }
-    unused = sorted((cluster_grants | namespace_grants) - needs - kopf_discovery)
+    unused = sorted((cluster_grants | namespace_grants) - needs)
     assert unused == [], f"RBAC grants what no code uses: {unused}"
 
 

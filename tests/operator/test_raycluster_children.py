@@ -14,9 +14,10 @@ from typing import Any
 import pytest
 
 from codeflare.api.mtls import client_certificate
+from codeflare.k8s.constants import RAYCLUSTER_FINALIZER
 from codeflare.kube import kinds
 from codeflare.kube.client import Kube
-from codeflare.operator.raycluster.controller import CLUSTER_ROLE_BINDING, FINALIZER
+from codeflare.operator.raycluster.controller import CLUSTER_ROLE_BINDING
 from codeflare.sdk.client import Client
 from codeflare.sdk.cluster import dashboard_uri
 from codeflare.sdk.tls import generate_cert, tls_env
@@ -135,7 +136,8 @@ def test_kubernetes_children_and_their_cleanup(kube: Kube, tmp_path: Any) -> Non
     secret = wait_for(lambda: kube.find(kinds.SECRET, "ca-secret-demo", ns), what="CA Secret")
     assert secret["metadata"]["ownerReferences"] == [owner]
     assert set(secret["data"]) == {"ca.crt", "ca.key"}
-    assert FINALIZER not in (kube.get(kinds.RAYCLUSTER, "demo", ns)["metadata"].get("finalizers") or [])
+    finalizers = kube.get(kinds.RAYCLUSTER, "demo", ns)["metadata"].get("finalizers") or []
+    assert RAYCLUSTER_FINALIZER not in finalizers
 
     # The SDK finds the dashboard through the Ingress and mints a client certificate from the CA.
     client = Client(kube.connection)
@@ -199,7 +201,8 @@ def test_openshift_route_oauth_objects_and_finalizer(fresh_apiserver: ServerProc
             assert binding["subjects"] == [
                 {"kind": "ServiceAccount", "name": "shift-oauth-proxy", "namespace": "team"}
             ]
-            assert FINALIZER in kube.get(kinds.RAYCLUSTER, "shift", "team")["metadata"]["finalizers"]
+            finalizers = kube.get(kinds.RAYCLUSTER, "shift", "team")["metadata"]["finalizers"]
+            assert RAYCLUSTER_FINALIZER in finalizers
 
             kube.delete(kinds.RAYCLUSTER, "shift", "team")
             wait_for(lambda: gone(kube, kinds.RAYCLUSTER, "shift", "team"), what="RayCluster released")

@@ -7,9 +7,13 @@ so the controller can report them on the object instead of crashing. Pure functi
 
 from __future__ import annotations
 
-import datetime
 from typing import Any
 
+from codeflare.k8s.conditions import conditions_of, find_condition
+from codeflare.k8s.constants import RESERVED_FOR_ANNOTATION
+from codeflare.k8s.quantity import QuantityError, format_milli, milli_value
+from codeflare.k8s.timestamps import epoch_seconds
+from codeflare.k8s.types import Obj
 from codeflare.scheduling import (
     Admission,
     BorrowWithinCohort,
@@ -23,32 +27,17 @@ from codeflare.scheduling import (
     PodSet,
     PodSetAssignment,
     Preemption,
-    QuantityError,
     ResourceFlavor,
     ResourceGroup,
     ResourceQuota,
     Workload,
-    format_quantity,
 )
-
-Obj = dict[str, Any]
-# On a Node brought up by scale-out: the one workload (namespace/name) whose capacity it is until
-# that workload is admitted (written by the scale-out controller, read by the capacity check).
-RESERVED_FOR_ANNOTATION = "codeflare.dev/reserved-for"
 
 
 def timestamp(text: str | None) -> float:
-    """Seconds since the epoch of an RFC 3339 timestamp (0 when absent or malformed)."""
-    if not text:
-        return 0.0
-    try:
-        return datetime.datetime.fromisoformat(text.replace("Z", "+00:00")).timestamp()
-    except ValueError:
-        return 0.0
-
-
-def rfc3339(seconds: float) -> str:
-    return datetime.datetime.fromtimestamp(seconds, datetime.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    """Seconds since the epoch of an RFC 3339 timestamp, 0 when absent or malformed (as the engine
+    counts a missing time)."""
+    return epoch_seconds(text) or 0.0
 
 
 def label_selector(sel: Any) -> LabelSelector | None:
@@ -127,24 +116,12 @@ def local_queue(obj: Obj) -> LocalQueue:
     )
 
 
-def _condition(obj: Obj, type_: str) -> Obj | None:
-    for cond in (obj.get("status") or {}).get("conditions") or []:
-        if cond.get("type") == type_:
-            return dict(cond)
-    return None
-
-
-def condition_true(obj: Obj, type_: str) -> bool:
-    cond = _condition(obj, type_)
-    return bool(cond and cond.get("status") == "True")
-
-
 def admission_of(obj: Obj) -> Admission | None:
     status = obj.get("status") or {}
     adm = status.get("admission")
     if not adm:
         return None
-    reserved = _condition(obj, "QuotaReserved")
+    reserved = find_condition(conditions_of(obj), "QuotaReserved")
     admitted_at = timestamp((reserved or {}).get("lastTransitionTime"))
     return Admission(
         str(adm.get("clusterQueue", "")),
@@ -170,7 +147,7 @@ def workload(obj: Obj, priorities: dict[str, int] | None = None) -> Workload:
         for container in ((ps.get("template") or {}).get("spec") or {}).get("containers") or []:
             for res, value in ((container.get("resources") or {}).get("requests") or {}).items():
                 requests[res] = requests.get(res, 0)
-                requests[res] = format_quantity(_milli(requests[res]) + _milli(value))
+                requests[res] = format_milli(milli_value(requests[res]) + milli_value(value))
         pod_sets.append(PodSet(str(ps.get("name", "main")), int(ps.get("count") or 0), requests))
     priority = spec.get("priority")
     if priority is None and spec.get("priorityClassName") and priorities:
@@ -185,12 +162,6 @@ def workload(obj: Obj, priorities: dict[str, int] | None = None) -> Workload:
         active=spec.get("active", True) is not False,
         admission=admission_of(obj),
     )
-
-
-def _milli(value: Any) -> int:
-    from codeflare.scheduling import parse_quantity
-
-    return parse_quantity(value)
 
 
 def node(obj: Obj, unmanaged_usage: dict[str, Any] | None = None) -> Node:

@@ -1,10 +1,11 @@
 """The jobs that queue through Workloads (RayCluster, RayJob, AppWrapper), seen as one shape.
 
 Pure functions over manifests: which queue a job asks for, its pod sets (head + worker groups
-x replicas x numOfHosts; AppWrapper components by declared or inferred pod sets), its per-pod
-requests, whether it is suspended or finished, and how an admission is injected into it
-(flavor nodeSelectors and tolerations in its pod templates, then ``spec.suspend: false``).
-No I/O; the controller does the reading and writing.
+x replicas x numOfHosts, plus a RayJob's submitter in K8sJobMode as Kueue counts it; AppWrapper
+components by declared or inferred pod sets), its per-pod requests, whether it is suspended or
+finished, and how an admission is injected into it (flavor nodeSelectors and tolerations in its
+pod templates, then ``spec.suspend: false``) and written. No I/O; :mod:`jobsync` does the
+reading and writing.
 """
 
 from __future__ import annotations
@@ -15,15 +16,30 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from codeflare.k8s.constants import (
+    JOB_UID_LABEL,
+    PRIORITY_CLASS_LABEL,
+    QUEUE_NAME_LABEL,
+    WORKLOAD_PRIORITY_CLASS_SOURCE,
+)
+from codeflare.k8s.ownerrefs import owner_reference
+from codeflare.k8s.quantity import format_milli, milli_value
+from codeflare.k8s.types import Obj
 from codeflare.kube import kinds
 from codeflare.kube.kinds import Kind
 
-QUEUE_LABEL = "kueue.x-k8s.io/queue-name"
-PRIORITY_LABEL = "kueue.x-k8s.io/priority-class"
-JOB_UID_LABEL = "kueue.x-k8s.io/job-uid"
+QUEUE_LABEL = QUEUE_NAME_LABEL  # for importers not yet on codeflare.k8s.constants
 QUEUED_KINDS: tuple[Kind, ...] = (kinds.RAYCLUSTER, kinds.RAYJOB, kinds.APPWRAPPER)
-
-Obj = dict[str, Any]
+# A RayJob in K8sJobMode (KubeRay's default) runs ``ray job submit`` in a Job of its own, which
+# Kueue admits as one more pod set of the RayJob's Workload (kueue pkg/controller/jobs/rayjob:
+# podset "submitter", count 1, template spec.submitterPodTemplate or KubeRay's default).
+K8S_JOB_MODE = "K8sJobMode"
+SUBMITTER_POD_SET = "submitter"
+SUBMITTER_CONTAINER = "ray-job-submitter"
+# KubeRay's default submitter container resources (ray-operator/controllers/ray/common/job.go,
+# GetDefaultSubmitterContainer).
+SUBMITTER_REQUESTS = {"cpu": "500m", "memory": "200Mi"}
+SUBMITTER_LIMITS = {"cpu": "1", "memory": "1Gi"}
 
 
 @dataclass(frozen=True)
@@ -38,7 +54,7 @@ class PodSetInfo:
 
 def queue_name(job: Obj) -> str | None:
     labels = (job.get("metadata") or {}).get("labels") or {}
-    value = labels.get(QUEUE_LABEL)
+    value = labels.get(QUEUE_NAME_LABEL)
     return str(value) if value else None
 
 
@@ -64,7 +80,7 @@ def pod_priority_class(kind: Kind, job: Obj) -> str | None:
 
 def priority_class(job: Obj) -> str | None:
     labels = (job.get("metadata") or {}).get("labels") or {}
-    value = labels.get(PRIORITY_LABEL)
+    value = labels.get(PRIORITY_CLASS_LABEL)
     return str(value) if value else None
 
 
@@ -185,13 +201,39 @@ def _appwrapper_pod_sets(job: Obj) -> list[PodSetInfo]:
     return out
 
 
+def submitter_template(job: Obj) -> Obj:
+    """The pod template of a RayJob's submitter Job: the user's, else KubeRay's default one."""
+    spec = job.get("spec") or {}
+    if spec.get("submitterPodTemplate"):
+        return dict(spec["submitterPodTemplate"])
+    head = ((spec.get("rayClusterSpec") or {}).get("headGroupSpec") or {}).get("template") or {}
+    head_containers = (head.get("spec") or {}).get("containers") or [{}]
+    container: Obj = {
+        "name": SUBMITTER_CONTAINER,
+        "resources": {"limits": dict(SUBMITTER_LIMITS), "requests": dict(SUBMITTER_REQUESTS)},
+    }
+    if head_containers[0].get("image"):
+        container["image"] = head_containers[0]["image"]  # KubeRay: the head's image, against skew
+    return {"spec": {"containers": [container], "restartPolicy": "Never"}}
+
+
+def _rayjob_pod_sets(job: Obj) -> list[PodSetInfo]:
+    spec = job.get("spec") or {}
+    out = _ray_pod_sets(spec.get("rayClusterSpec") or {}, ("spec", "rayClusterSpec"))
+    if (spec.get("submissionMode") or K8S_JOB_MODE) == K8S_JOB_MODE:
+        out.append(
+            PodSetInfo(SUBMITTER_POD_SET, 1, submitter_template(job), ("spec", "submitterPodTemplate"))
+        )
+    return out
+
+
 def pod_sets(kind: Kind, job: Obj) -> list[PodSetInfo]:
     """The pod sets a job needs admitted together (gang)."""
     spec = job.get("spec") or {}
     if kind == kinds.RAYCLUSTER:
         return _ray_pod_sets(spec, ("spec",))
     if kind == kinds.RAYJOB:
-        return _ray_pod_sets(spec.get("rayClusterSpec") or {}, ("spec", "rayClusterSpec"))
+        return _rayjob_pod_sets(job)
     if kind == kinds.APPWRAPPER:
         return _appwrapper_pod_sets(job)
     return []
@@ -207,11 +249,8 @@ def pod_requests(template: Obj) -> dict[str, str]:
         requests.update(resources.get("requests") or {})
         for name, value in requests.items():
             totals.setdefault(name, []).append(str(value))
-    from codeflare.scheduling.quantity import format_quantity, parse_quantity
-
     return {
-        name: format_quantity(sum(parse_quantity(v) for v in values))
-        for name, values in sorted(totals.items())
+        name: format_milli(sum(milli_value(v) for v in values)) for name, values in sorted(totals.items())
     }
 
 
@@ -235,7 +274,7 @@ def workload_for(
     job: Obj,
     priority: int,
     priority_class_name: str | None,
-    priority_source: str = "kueue.x-k8s.io/workloadpriorityclass",
+    priority_source: str = WORKLOAD_PRIORITY_CLASS_SOURCE,
 ) -> Obj:
     """The Workload manifest that queues ``job`` (owner reference to the job)."""
     meta = job.get("metadata") or {}
@@ -256,16 +295,7 @@ def workload_for(
             "name": workload_name(kind, job),
             "namespace": meta.get("namespace", ""),
             "labels": labels,
-            "ownerReferences": [
-                {
-                    "apiVersion": kind.api_version,
-                    "kind": kind.kind,
-                    "name": meta.get("name", ""),
-                    "uid": meta.get("uid", ""),
-                    "controller": True,
-                    "blockOwnerDeletion": True,
-                }
-            ],
+            "ownerReferences": [owner_reference(job, api_version=kind.api_version, kind=kind.kind)],
         },
         "spec": spec,
     }
@@ -275,19 +305,42 @@ def is_suspended(job: Obj) -> bool:
     return bool((job.get("spec") or {}).get("suspend"))
 
 
-def finished(kind: Kind, job: Obj) -> tuple[bool, str]:
-    """Whether the job ended (its quota can be released) and a message saying how."""
+def finished(kind: Kind, job: Obj) -> tuple[bool, bool, str]:
+    """(ended, succeeded, how): whether the job ended (its quota can be released), as Kueue asks."""
     status = job.get("status") or {}
     if kind == kinds.RAYJOB:
         deployment = status.get("jobDeploymentStatus")
         if deployment in ("Complete", "Failed"):
             detail = f"{status.get('jobStatus', '')} {status.get('message', '')}".strip()
-            return True, f"RayJob {deployment.lower()}: {detail}"
+            return True, status.get("jobStatus") == "SUCCEEDED", f"RayJob {deployment.lower()}: {detail}"
     if kind == kinds.APPWRAPPER:
         phase = status.get("phase")
         if phase in ("Succeeded", "Failed"):
-            return True, f"AppWrapper {phase.lower()}"
-    return False, ""
+            return True, phase == "Succeeded", f"AppWrapper {phase.lower()}"
+    return False, False, ""
+
+
+def configured_default_queue(kind: Kind, appwrapper_default: str) -> str | None:
+    """The default queue the configuration names for ``kind`` (``appwrapper.defaultQueueName``)."""
+    if kind == kinds.APPWRAPPER and appwrapper_default:
+        return appwrapper_default
+    return None
+
+
+def suspend_patch(kind: Kind, new: Obj) -> Obj | None:
+    """The merge patch writing ``new``'s suspension, or None where the whole object is replaced.
+
+    An AppWrapper is patched (``spec.suspend`` with its components, which carry the
+    podSetInfos, against the resourceVersion read); Ray kinds are replaced, their pod templates
+    carrying the injected node selectors and tolerations.
+    """
+    if kind != kinds.APPWRAPPER:
+        return None
+    spec = new.get("spec") or {}
+    return {
+        "metadata": {"resourceVersion": (new.get("metadata") or {}).get("resourceVersion")},
+        "spec": {"suspend": spec.get("suspend"), "components": spec.get("components", [])},
+    }
 
 
 def pods_ready(kind: Kind, job: Obj) -> bool:

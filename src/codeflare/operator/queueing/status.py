@@ -8,38 +8,29 @@ computed from a fresh read when a write must be retried after a conflict.
 from __future__ import annotations
 
 import copy
+import enum
 from collections.abc import Iterable
-from typing import Any
 
-from codeflare.operator.queueing.conditions import get_condition, set_condition
+from codeflare.k8s.conditions import conditions_of, find_condition, is_condition_true, set_condition
+from codeflare.k8s.quantity import Quantity
+from codeflare.k8s.timestamps import epoch_seconds
+from codeflare.k8s.types import Obj
 from codeflare.operator.queueing.convert import admission_status
-from codeflare.scheduling import Admission, Quantity
-
-Obj = dict[str, Any]
-
-
-def _conditions(obj: Obj) -> list[Obj]:
-    return list((obj.get("status") or {}).get("conditions") or [])
+from codeflare.scheduling import Admission
 
 
 def admitted_status(obj: Obj, admission: Admission, now: str) -> Obj | None:
     """Quota reserved and admitted in ``admission.cluster_queue``."""
     status = copy.deepcopy(obj.get("status") or {})
     new_adm = admission_status(admission)
-    if (
-        status.get("admission") == new_adm
-        and get_condition(obj, "Admitted") is not None
-        and (get_condition(obj, "Admitted") or {}).get("status") == "True"
-    ):
+    if status.get("admission") == new_adm and is_condition_true(conditions_of(obj), "Admitted"):
         return None
     msg = f"Quota reserved in ClusterQueue {admission.cluster_queue}"
-    conds = set_condition(_conditions(obj), "QuotaReserved", "True", "QuotaReserved", msg, now)
-    conds = set_condition(conds, "Admitted", "True", "Admitted", "The workload is admitted", now)
-    conds = (
+    conds = conditions_of(obj)
+    set_condition(conds, "QuotaReserved", "True", "QuotaReserved", msg, now)
+    set_condition(conds, "Admitted", "True", "Admitted", "The workload is admitted", now)
+    if find_condition(conditions_of(obj), "Evicted"):
         set_condition(conds, "Evicted", "False", "Admitted", "", now)
-        if get_condition(obj, "Evicted")
-        else conds
-    )
     status["admission"] = new_adm
     status["conditions"] = conds
     return status
@@ -47,11 +38,13 @@ def admitted_status(obj: Obj, admission: Admission, now: str) -> Obj | None:
 
 def pending_status(obj: Obj, message: str, now: str, reason: str = "Pending") -> Obj | None:
     """QuotaReserved=False with the engine's reason, verbatim."""
-    current = get_condition(obj, "QuotaReserved")
+    current = find_condition(conditions_of(obj), "QuotaReserved")
     if current is not None and current.get("status") == "False" and current.get("message") == message:
         return None
     status = copy.deepcopy(obj.get("status") or {})
-    status["conditions"] = set_condition(_conditions(obj), "QuotaReserved", "False", reason, message, now)
+    conds = conditions_of(obj)
+    set_condition(conds, "QuotaReserved", "False", reason, message, now)
+    status["conditions"] = conds
     return status
 
 
@@ -63,12 +56,13 @@ def evicted_status(
         return None
     status = copy.deepcopy(obj.get("status") or {})
     status.pop("admission", None)
-    conds = set_condition(_conditions(obj), "Evicted", "True", reason, message, now)
-    conds = set_condition(conds, "QuotaReserved", "False", reason, message, now)
-    conds = set_condition(conds, "Admitted", "False", reason, message, now)
+    conds = conditions_of(obj)
+    set_condition(conds, "Evicted", "True", reason, message, now)
+    set_condition(conds, "QuotaReserved", "False", reason, message, now)
+    set_condition(conds, "Admitted", "False", reason, message, now)
     if reason == "Preempted":
-        conds = set_condition(conds, "Preempted", "True", "Preempted", message, now)
-    conds = set_condition(conds, "Requeued", "True", reason, "Requeued after eviction", now)
+        set_condition(conds, "Preempted", "True", "Preempted", message, now)
+    set_condition(conds, "Requeued", "True", reason, "Requeued after eviction", now)
     status["conditions"] = conds
     requeue = dict(status.get("requeueState") or {})
     requeue["count"] = int(requeue.get("count") or 0) + 1
@@ -79,12 +73,59 @@ def evicted_status(
 
 
 def finished_status(obj: Obj, message: str, now: str, succeeded: bool = True) -> Obj | None:
-    if (get_condition(obj, "Finished") or {}).get("status") == "True":
+    if is_condition_true(conditions_of(obj), "Finished"):
         return None
     status = copy.deepcopy(obj.get("status") or {})
-    reason = "Succeeded" if succeeded else "Failed"
-    status["conditions"] = set_condition(_conditions(obj), "Finished", "True", reason, message, now)
+    conds = conditions_of(obj)
+    set_condition(conds, "Finished", "True", "Succeeded" if succeeded else "Failed", message, now)
+    status["conditions"] = conds
     return status
+
+
+class PodsReadyStep(enum.Enum):
+    """What waitForPodsReady does about one admitted workload."""
+
+    READY = "PodsReady=True"
+    WAITING = "PodsReady=False, still within the timeout"
+    TIMED_OUT = "evict and requeue"
+
+
+def pods_ready_step(obj: Obj, pods_ready: bool, now: float, timeout: float) -> PodsReadyStep | None:
+    """The waitForPodsReady step for a Workload whose job's pods are (not) all ready at ``now``.
+
+    None for workloads it does not concern: not admitted, finished, or ready once already (a job
+    that recovers from a lost pod is the job's business, not an admission timeout). The timeout
+    counts from the admission (QuotaReserved's lastTransitionTime).
+    """
+    if not (obj.get("status") or {}).get("admission"):
+        return None
+    conds = conditions_of(obj)
+    if is_condition_true(conds, "Finished"):
+        return None
+    if pods_ready:
+        return PodsReadyStep.READY
+    if is_condition_true(conds, "PodsReady"):
+        return None
+    admitted_at = epoch_seconds((find_condition(conds, "QuotaReserved") or {}).get("lastTransitionTime"))
+    if admitted_at and now - admitted_at > timeout:
+        return PodsReadyStep.TIMED_OUT
+    return PodsReadyStep.WAITING
+
+
+def pods_ready_status(obj: Obj, ready: bool, reason: str, message: str, now: str) -> Obj | None:
+    """PodsReady set to ``ready`` with ``reason`` (None when it already says so)."""
+    cond = find_condition(conditions_of(obj), "PodsReady")
+    if (
+        cond is not None
+        and cond.get("status") == ("True" if ready else "False")
+        and cond.get("reason") == reason
+    ):
+        return None
+    new = copy.deepcopy(obj.get("status") or {})
+    conds = conditions_of(obj)
+    set_condition(conds, "PodsReady", ready, reason, message, now)
+    new["conditions"] = conds
+    return new
 
 
 def _flavor_usage(usage: dict[tuple[str, str], Quantity]) -> list[Obj]:
@@ -142,7 +183,9 @@ def _queue_status(
             usage_key: flavors,
         }
     )
-    new["conditions"] = set_condition(_conditions(obj), "Active", *active, now)
+    conds = conditions_of(obj)
+    set_condition(conds, "Active", *active, now)
+    new["conditions"] = conds
     return None if _same(current, new) else new
 
 

@@ -10,11 +10,11 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-Obj = dict[str, Any]
+from codeflare.k8s import ownerrefs
+from codeflare.k8s.constants import MANAGED_BY_LABEL, OPERATOR_NAME, RAY_CLUSTER_LABEL
+from codeflare.k8s.types import Obj
 
-CLUSTER_LABEL = "ray.io/cluster"
-NODE_TYPE_LABEL = "ray.io/node-type"
-MANAGED_BY = {"app.kubernetes.io/managed-by": "codeflare-operator"}
+MANAGED_BY = {MANAGED_BY_LABEL: OPERATOR_NAME}
 FIELD_MANAGER = "codeflare-raycluster-controller"
 DASHBOARD_PORT, CLIENT_PORT, GCS_PORT, METRICS_PORT, OAUTH_PORT = 8265, 10001, 6379, 8080, 8443
 
@@ -36,21 +36,13 @@ def dashboard_name(name: str) -> str:
 
 def owner_reference(rc: Mapping[str, Any]) -> Obj:
     """A controlling owner reference to the RayCluster (the API server collects the child with it)."""
-    meta = rc.get("metadata") or {}
-    return {
-        "apiVersion": "ray.io/v1",
-        "kind": "RayCluster",
-        "name": str(meta.get("name", "")),
-        "uid": str(meta.get("uid", "")),
-        "controller": True,
-        "blockOwnerDeletion": True,
-    }
+    return ownerrefs.owner_reference(rc, api_version="ray.io/v1", kind="RayCluster")
 
 
 def child_metadata(rc: Mapping[str, Any], name: str, *, owned: bool = True) -> Obj:
     """Metadata of a child: in the cluster's namespace, labelled with it, owned by it."""
     namespace, cluster = cluster_ref(rc)
-    meta: Obj = {"name": name, "labels": {CLUSTER_LABEL: cluster, **MANAGED_BY}}
+    meta: Obj = {"name": name, "labels": {RAY_CLUSTER_LABEL: cluster, **MANAGED_BY}}
     if owned:
         meta["namespace"] = namespace
         meta["ownerReferences"] = [owner_reference(rc)]

@@ -10,9 +10,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from codeflare.k8s.types import Obj
 from codeflare.operator.raycluster import (
     DASHBOARD_PORT,
-    Obj,
     child_metadata,
     cluster_ref,
     dashboard_name,

@@ -14,7 +14,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from codeflare.api.mtls import ca_secret_name, new_cluster_ca
-from codeflare.operator.raycluster import Obj, child_metadata, cluster_ref
+from codeflare.k8s.types import Obj
+from codeflare.operator.raycluster import child_metadata, cluster_ref
 
 INIT_CONTAINER = "create-cert"
 CA_VOLUME, CERT_VOLUME = "ca-vol", "server-cert"

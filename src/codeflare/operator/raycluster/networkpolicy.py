@@ -11,14 +11,13 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from codeflare.k8s.constants import RAY_CLUSTER_LABEL, RAY_NODE_TYPE_LABEL
+from codeflare.k8s.types import Obj
 from codeflare.operator.raycluster import (
     CLIENT_PORT,
-    CLUSTER_LABEL,
     DASHBOARD_PORT,
     METRICS_PORT,
-    NODE_TYPE_LABEL,
     OAUTH_PORT,
-    Obj,
     child_metadata,
     cluster_ref,
 )
@@ -40,13 +39,13 @@ def _tcp(*ports: int) -> list[Obj]:
 
 def workers_policy(rc: Mapping[str, Any]) -> Obj:
     _, name = cluster_ref(rc)
-    own_pods = {"podSelector": {"matchLabels": {CLUSTER_LABEL: name}}}
+    own_pods = {"podSelector": {"matchLabels": {RAY_CLUSTER_LABEL: name}}}
     return {
         "apiVersion": "networking.k8s.io/v1",
         "kind": "NetworkPolicy",
         "metadata": child_metadata(rc, workers_policy_name(name)),
         "spec": {
-            "podSelector": {"matchLabels": {CLUSTER_LABEL: name, NODE_TYPE_LABEL: "worker"}},
+            "podSelector": {"matchLabels": {RAY_CLUSTER_LABEL: name, RAY_NODE_TYPE_LABEL: "worker"}},
             "policyTypes": ["Ingress"],
             "ingress": [{"from": [own_pods]}],
         },
@@ -55,7 +54,7 @@ def workers_policy(rc: Mapping[str, Any]) -> Obj:
 
 def head_policy(rc: Mapping[str, Any], oauth: bool = False) -> Obj:
     _, name = cluster_ref(rc)
-    own_pods = {"podSelector": {"matchLabels": {CLUSTER_LABEL: name}}}
+    own_pods = {"podSelector": {"matchLabels": {RAY_CLUSTER_LABEL: name}}}
     public = [DASHBOARD_PORT, CLIENT_PORT] + ([OAUTH_PORT] if oauth else [])
     monitoring = {
         "namespaceSelector": {
@@ -73,7 +72,7 @@ def head_policy(rc: Mapping[str, Any], oauth: bool = False) -> Obj:
         "kind": "NetworkPolicy",
         "metadata": child_metadata(rc, head_policy_name(name)),
         "spec": {
-            "podSelector": {"matchLabels": {CLUSTER_LABEL: name, NODE_TYPE_LABEL: "head"}},
+            "podSelector": {"matchLabels": {RAY_CLUSTER_LABEL: name, RAY_NODE_TYPE_LABEL: "head"}},
             "policyTypes": ["Ingress"],
             "ingress": [
                 {"from": [own_pods]},

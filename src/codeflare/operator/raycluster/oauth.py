@@ -14,12 +14,11 @@ import secrets
 from collections.abc import Mapping
 from typing import Any
 
+from codeflare.k8s.constants import RAY_CLUSTER_LABEL, RAY_NODE_TYPE_LABEL
+from codeflare.k8s.types import Obj
 from codeflare.operator.raycluster import (
-    CLUSTER_LABEL,
     DASHBOARD_PORT,
-    NODE_TYPE_LABEL,
     OAUTH_PORT,
-    Obj,
     child_metadata,
     cluster_ref,
     dashboard_name,
@@ -100,7 +99,7 @@ def children(rc: Mapping[str, Any]) -> list[Obj]:
         "kind": "Service",
         "metadata": child_metadata(rc, oauth_service_name(name)),
         "spec": {
-            "selector": {CLUSTER_LABEL: name, NODE_TYPE_LABEL: "head"},
+            "selector": {RAY_CLUSTER_LABEL: name, RAY_NODE_TYPE_LABEL: "head"},
             "ports": [{"name": CONTAINER_NAME, "port": OAUTH_PORT, "targetPort": OAUTH_PORT}],
         },
     }

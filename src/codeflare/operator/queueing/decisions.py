@@ -1,0 +1,200 @@
+"""The decision writer: a scheduling cycle's admissions, evictions and reasons, written to Workloads.
+
+:meth:`DecisionWriter.apply` takes a :class:`~codeflare.scheduling.SchedulingResult` and writes
+it: ``status.admission`` with QuotaReserved/Admitted, evictions (preemption, stopped queue,
+deactivation, resize, pods-ready timeout) and the pending reason verbatim, each computed from the
+current object by a pure function of :mod:`status`, then Events and metrics. Admissions are held
+"in flight" in :class:`~codeflare.operator.queueing.feeder.QueueingState` from the decision until
+the write, so quota is never given away twice. What the *job* does about an admission (unsuspend,
+suspend) is :mod:`jobsync`'s business: the writer only tells it which job to look at.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import copy
+import logging
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from codeflare.k8s.conditions import conditions_of, find_condition
+from codeflare.k8s.timestamps import epoch_seconds, format_rfc3339
+from codeflare.k8s.types import Obj
+from codeflare.kube import errors, kinds
+from codeflare.operator.context import OperatorContext
+from codeflare.operator.queueing import jobs, status
+from codeflare.operator.queueing.feeder import JobRef, QueueingState
+from codeflare.scheduling import Admission, PendingInfo, SchedulingResult
+
+log = logging.getLogger(__name__)
+
+Change = Callable[[Obj], Obj | None]  # current Workload -> its new status, or None: nothing to write
+WRITE_CONCURRENCY = 16  # parallel writes per scheduling cycle or batch of job syncs
+
+
+async def limited(limit: asyncio.Semaphore, call: Awaitable[Any]) -> Any:
+    async with limit:
+        return await call
+
+
+class DecisionWriter:
+    """Writes what the engine decided; never decides anything itself."""
+
+    def __init__(
+        self, ctx: OperatorContext, state: QueueingState, mark_job: Callable[[JobRef], None]
+    ) -> None:
+        self.ctx = ctx
+        self.state = state
+        self._mark_job = mark_job
+
+    async def write_status(self, key: str, change: Change) -> Obj | None:
+        """Write ``change`` of a Workload's status (cached copy first, else a fresh read)."""
+        namespace, _, name = key.partition("/")
+
+        def edit(current: Obj) -> Obj | None:
+            new_status = change(current)
+            if new_status is None:
+                return None
+            current["status"] = new_status
+            return current
+
+        cached = self.state.workload_obj(key)
+        try:
+            if cached is not None:
+                # one request in the common case: write against the cached resourceVersion
+                edited = edit(copy.deepcopy(cached))
+                if edited is None:
+                    return None
+                with contextlib.suppress(errors.Conflict):
+                    return await self.ctx.kube.replace_status(kinds.WORKLOAD, edited)
+            return await self.ctx.kube.update(kinds.WORKLOAD, name, namespace, edit, status=True)
+        except errors.NotFound:
+            return None
+
+    async def apply(self, result: SchedulingResult) -> None:
+        """Write one cycle's decisions: admissions first, then evictions, then pending reasons."""
+        now = format_rfc3339(result.now)
+        state = self.state
+        # Every decided admission is in flight before the first await: a Workload event that
+        # arrives while earlier admissions are being written (still without this admission) must
+        # not put the workload back in the queue and free its quota for someone else.
+        unwritten = dict(result.admissions)
+        state.inflight.update(unwritten)
+        limit = asyncio.Semaphore(WRITE_CONCURRENCY)
+
+        async def admit(key: str, admission: Admission) -> None:
+            async with limit:
+                await self.admit(key, admission, now, result.now)
+            unwritten.pop(key, None)
+
+        try:
+            outcomes = await asyncio.gather(
+                *(admit(k, a) for k, a in result.admissions.items()), return_exceptions=True
+            )
+        finally:
+            for key in unwritten:  # a write failed: forget the decision, requeue from the API's view
+                state.forget_admission(key)
+        failures = [o for o in outcomes if isinstance(o, BaseException)]
+        if failures:
+            raise failures[0]
+        for preempted in result.preemptions:
+            self.ctx.metrics.preemptions.labels(reason=preempted.reason).inc()
+            await self.evict(preempted.victim, "Preempted", preempted.message, now)
+        for eviction in result.evictions:
+            await self.evict(eviction.workload, eviction.reason, eviction.message, now)
+        await self._write_reasons(result, now, limit)
+
+    async def _write_reasons(self, result: SchedulingResult, now: str, limit: asyncio.Semaphore) -> None:
+        state = self.state
+        reasons = {key: self._explain(key, info) for key, info in result.pending.items()}
+        for key in sorted(state.needs_reason - state.inflight):
+            # pending workloads without a reason yet (the engine reports only what it examined)
+            info = state.engine.pending_reason(key)
+            if info is not None:
+                reasons.setdefault(key, self._explain(key, info))
+        writes = []
+        for key, message in reasons.items():
+            if key in state.inflight:
+                continue
+            cached = state.workload_obj(key)
+            if cached is None or status.pending_status(cached, message, now) is None:
+                continue
+            writes.append(limited(limit, self.write_status(key, _pending_change(message, now))))
+        for outcome in await asyncio.gather(*writes, return_exceptions=True):
+            if isinstance(outcome, BaseException):
+                raise outcome
+
+    def _explain(self, key: str, info: PendingInfo) -> str:
+        """The engine's reason; when only node capacity is short, plus what scale-out says about it."""
+        cached = self.state.workload_obj(key) or {}
+        scale_out = find_condition(conditions_of(cached), "ScaleOut") if info.capacity_only else None
+        if scale_out and scale_out.get("message"):
+            return f"{info.message}; {scale_out['message']}"
+        return info.message
+
+    async def admit(self, key: str, admission: Admission, now: str, now_seconds: float) -> None:
+        state = self.state
+        state.inflight.add(key)
+        written = await self.write_status(key, lambda cur: status.admitted_status(cur, admission, now))
+        if written is None and state.workload_obj(key) is None:
+            state.inflight.discard(key)
+            state.engine.remove_workload(key)
+            return
+        obj = written or state.workload_obj(key) or {}
+        created = epoch_seconds((obj.get("metadata") or {}).get("creationTimestamp"))
+        if created:
+            self.ctx.metrics.admission_latency.observe(max(0.0, now_seconds - created))
+        self.ctx.metrics.admissions.labels(queue=admission.cluster_queue).inc()
+        log.info("admitted %s in ClusterQueue %s", key, admission.cluster_queue)
+        if written is not None:
+            await self.ctx.events.record(
+                written, "QuotaReserved", f"Quota reserved in ClusterQueue {admission.cluster_queue}"
+            )
+        owner = state.owner_job(obj) if obj else None
+        if owner is not None:
+            self._mark_job(owner)
+
+    async def evict(self, key: str, reason: str, message: str, now: str) -> None:
+        self.state.inflight.discard(key)
+        written = await self.write_status(key, lambda cur: status.evicted_status(cur, reason, message, now))
+        log.info("evicted %s: %s", key, message)
+        if written is not None:
+            await self.ctx.events.record(
+                written, reason, message, type_="Warning" if reason != "Preempted" else "Normal"
+            )
+
+    async def check_pods_ready(self, timeout: float) -> None:
+        """waitForPodsReady: PodsReady conditions, and evictions of workloads past the timeout."""
+        now_seconds = self.ctx.clock()
+        now = format_rfc3339(now_seconds)
+        state = self.state
+        for (ns, name), wl in list(state.informers[kinds.WORKLOAD].cache.items()):
+            owner = state.owner_job(wl)
+            job = state.informers[owner[0]].cache.get((owner[1], owner[2])) if owner else None
+            if owner is None or job is None:
+                continue
+            step = status.pods_ready_step(wl, jobs.pods_ready(owner[0], job), now_seconds, timeout)
+            key = f"{ns}/{name}"
+            if step is status.PodsReadyStep.READY:
+                await self.write_status(key, _pods_ready_change(True, "PodsReady", "all pods are ready", now))
+            elif step is status.PodsReadyStep.WAITING:
+                message = "waiting for the pods to be ready"
+                await self.write_status(key, _pods_ready_change(False, "PodsNotReady", message, now))
+            elif step is status.PodsReadyStep.TIMED_OUT:
+                message = f"pods were not all ready within {timeout:g}s of admission; requeued"
+                await self.evict(key, "PodsReadyTimeout", message, now)
+
+
+def _pods_ready_change(ready: bool, reason: str, message: str, now: str) -> Change:
+    def change(current: Obj) -> Obj | None:
+        return status.pods_ready_status(current, ready, reason, message, now)
+
+    return change
+
+
+def _pending_change(message: str, now: str) -> Change:
+    def change(current: Obj) -> Obj | None:
+        return status.pending_status(current, message, now)
+
+    return change

@@ -1,0 +1,231 @@
+"""The engine feeder: informer events in, :class:`~codeflare.scheduling.AdmissionEngine` state out.
+
+Every object the admission decision depends on (ResourceFlavors, ClusterQueues, LocalQueues,
+Namespaces, priority classes, Workloads and, with the capacity check, Nodes and the pods not
+managed by us) reaches the engine through here, synchronously and without I/O, as the informers
+report it. :class:`QueueingState` is what the queueing controller's parts share: the engine,
+the caches, and the admissions decided but not yet written. Deciding and writing are elsewhere
+(:mod:`decisions`, :mod:`jobsync`, :mod:`reporter`).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from codeflare.k8s.conditions import conditions_of, find_condition, is_condition_true
+from codeflare.k8s.constants import APPWRAPPER_LABEL, RAY_CLUSTER_LABEL
+from codeflare.k8s.quantity import format_milli, milli_value
+from codeflare.k8s.types import Obj
+from codeflare.kube import kinds
+from codeflare.kube.informer import Handler, Informer, SharedInformers
+from codeflare.kube.kinds import Kind
+from codeflare.operator.metrics import WatchProgress
+from codeflare.operator.queueing import convert, jobs
+from codeflare.scheduling import Admission, AdmissionEngine, workload_key
+
+log = logging.getLogger(__name__)
+
+JobRef = tuple[Kind, str, str]  # kind, namespace, name
+CYCLE = "cycle"  # the scheduler's one work key in its WatchProgress
+# Pods of these are counted as queued workloads, not as unmanaged usage of their node.
+MANAGED_POD_LABELS = (RAY_CLUSTER_LABEL, APPWRAPPER_LABEL)
+
+
+@dataclass
+class QueueingState:
+    """The engine and the caches the queueing controller decides over (one per operator)."""
+
+    engine: AdmissionEngine
+    informers: dict[Kind, Informer] = field(default_factory=dict)
+    inflight: set[str] = field(default_factory=set)  # admissions decided, not yet in the API
+    needs_reason: set[str] = field(default_factory=set)  # pending and without QuotaReserved yet
+    priorities: dict[str, int] = field(default_factory=dict)  # WorkloadPriorityClass values
+    pod_priorities: dict[str, int] = field(default_factory=dict)  # scheduling.k8s.io PriorityClass
+
+    def workload_obj(self, key: str) -> Obj | None:
+        namespace, _, name = key.partition("/")
+        return self.informers[kinds.WORKLOAD].cache.get((namespace, name))
+
+    def owner_job(self, workload: Obj) -> JobRef | None:
+        """The queued job a Workload stands for (its owner reference)."""
+        for ref in (workload.get("metadata") or {}).get("ownerReferences") or []:
+            kind = kinds.BY_API_KIND.get((ref.get("apiVersion", ""), ref.get("kind", "")))
+            if kind in jobs.QUEUED_KINDS:
+                return (kind, workload["metadata"].get("namespace", ""), ref.get("name", ""))
+        return None
+
+    def admission(self, key: str) -> Admission | None:
+        """The admission that counts for a job: the written one, else the one being written."""
+        cached = self.workload_obj(key)
+        written = convert.admission_of(cached) if cached is not None else None
+        if written is not None:
+            return written
+        return self.engine.admission(key) if key in self.inflight else None
+
+    def forget_admission(self, key: str) -> None:
+        """An admission could not be written: the engine goes back to the API's view."""
+        self.inflight.discard(key)
+        cached = self.workload_obj(key)
+        if cached is None:
+            self.engine.remove_workload(key)
+        else:
+            self.engine.add_workload(convert.workload(cached, self.priorities))
+
+
+class EngineFeeder:
+    """Informer handlers that keep the engine equal to the caches; each change wakes the scheduler."""
+
+    def __init__(self, state: QueueingState, wake: Callable[[], None], progress: WatchProgress) -> None:
+        self.state = state
+        self.engine = state.engine
+        self._wake_scheduler = wake
+        self._woken = False
+        self._progress = progress
+        self._unmanaged: dict[str, dict[str, int]] = {}  # node -> resource -> milli
+
+    def subscribe(self, informers: SharedInformers, capacity_check: bool) -> None:
+        handlers: dict[Kind, Handler] = {
+            kinds.RESOURCE_FLAVOR: self._on_flavor,
+            kinds.CLUSTER_QUEUE: self._on_cluster_queue,
+            kinds.LOCAL_QUEUE: self._on_local_queue,
+            kinds.NAMESPACE: self._on_namespace,
+            kinds.WORKLOAD_PRIORITY_CLASS: self._priority_handler(self.state.priorities),
+            kinds.PRIORITY_CLASS: self._priority_handler(self.state.pod_priorities),
+            kinds.WORKLOAD: self._on_workload,
+        }
+        if capacity_check:
+            handlers[kinds.NODE] = self._on_node
+            handlers[kinds.POD] = self._on_pod
+        for kind, handler in handlers.items():
+            self.state.informers[kind] = informers.subscribe(kind, self._tracked(kind, handler))
+
+    def _tracked(self, kind: Kind, handler: Handler) -> Handler:
+        """``handler``, and the change recorded as work for the next cycle if it woke the scheduler."""
+
+        def fed(event: str, obj: Obj, old: Obj | None) -> None:
+            self._woken = False
+            handler(event, obj, old)
+            self._progress.seen(kind.kind, obj, CYCLE if self._woken else None)
+
+        return fed
+
+    def _wake(self) -> None:
+        self._woken = True
+        self._wake_scheduler()
+
+    # -- queues and flavors -------------------------------------------------------------------------
+    def _on_flavor(self, event: str, obj: Obj, old: Obj | None) -> None:
+        if event == "DELETED":
+            self.engine.remove_resource_flavor(obj["metadata"]["name"])
+        else:
+            self.engine.add_resource_flavor(convert.resource_flavor(obj))
+        self._wake()
+
+    def _on_cluster_queue(self, event: str, obj: Obj, old: Obj | None) -> None:
+        if event == "DELETED":
+            self.engine.remove_cluster_queue(obj["metadata"]["name"])
+        else:
+            try:
+                self.engine.add_cluster_queue(convert.cluster_queue(obj))
+            except ValueError as exc:
+                log.error("ignoring invalid ClusterQueue: %s", exc)
+                return
+        self._wake()
+
+    def _on_local_queue(self, event: str, obj: Obj, old: Obj | None) -> None:
+        meta = obj["metadata"]
+        if event == "DELETED":
+            self.engine.remove_local_queue(meta.get("namespace", ""), meta["name"])
+        else:
+            self.engine.add_local_queue(convert.local_queue(obj))
+        self._wake()
+
+    def _on_namespace(self, event: str, obj: Obj, old: Obj | None) -> None:
+        name = obj["metadata"]["name"]
+        if event == "DELETED":
+            self.engine.remove_namespace(name)
+        else:
+            self.engine.add_namespace(name, dict(obj["metadata"].get("labels") or {}))
+        self._wake()
+
+    @staticmethod
+    def _priority_handler(values: dict[str, int]) -> Handler:
+        def changed(event: str, obj: Obj, old: Obj | None) -> None:
+            name = obj["metadata"]["name"]
+            if event == "DELETED":
+                values.pop(name, None)
+            else:
+                values[name] = int(obj.get("value") or 0)
+
+        return changed
+
+    # -- node capacity --------------------------------------------------------------------------------
+    def _on_node(self, event: str, obj: Obj, old: Obj | None) -> None:
+        name = obj["metadata"]["name"]
+        if event == "DELETED":
+            self.engine.remove_node(name)
+        else:
+            self.engine.add_node(convert.node(obj, self._unmanaged_quantities(name)))
+        self._wake()
+
+    def _on_pod(self, event: str, obj: Obj, old: Obj | None) -> None:
+        nodes = {p.get("spec", {}).get("nodeName") for p in (obj, old) if p is not None}
+        nodes.discard(None)
+        for node_name in nodes:
+            self._recount_unmanaged(str(node_name))
+
+    def _recount_unmanaged(self, node_name: str) -> None:
+        totals: dict[str, int] = {}
+        for pod in self.state.informers[kinds.POD].cache.values():
+            spec = pod.get("spec") or {}
+            labels = (pod.get("metadata") or {}).get("labels") or {}
+            if spec.get("nodeName") != node_name or any(label in labels for label in MANAGED_POD_LABELS):
+                continue
+            if (pod.get("status") or {}).get("phase") in ("Succeeded", "Failed"):
+                continue
+            for name, value in jobs.pod_requests(pod).items():
+                totals[name] = totals.get(name, 0) + milli_value(value)
+        if totals == self._unmanaged.get(node_name, {}):
+            return
+        self._unmanaged[node_name] = totals
+        node = self.state.informers[kinds.NODE].cache.get(("", node_name))
+        if node is not None:
+            self.engine.add_node(convert.node(node, self._unmanaged_quantities(node_name)))
+            self._wake()
+
+    def _unmanaged_quantities(self, node_name: str) -> dict[str, Any]:
+        return {k: format_milli(v) for k, v in self._unmanaged.get(node_name, {}).items()}
+
+    # -- workloads ------------------------------------------------------------------------------------
+    def _on_workload(self, event: str, obj: Obj, old: Obj | None) -> None:
+        meta = obj["metadata"]
+        key = workload_key(meta.get("namespace", ""), meta["name"])
+        state = self.state
+        if event != "DELETED" and lacks_reason(obj):
+            state.needs_reason.add(key)
+        else:
+            state.needs_reason.discard(key)
+        if event == "DELETED" or is_condition_true(conditions_of(obj), "Finished"):
+            self.engine.remove_workload(key)
+            state.inflight.discard(key)
+        else:
+            workload = convert.workload(obj, state.priorities)
+            if workload.admission is None and key in state.inflight:
+                # our admission is still being written: the engine keeps assuming it
+                workload = dataclasses.replace(workload, admission=self.engine.admission(key))
+            elif workload.admission is not None:
+                state.inflight.discard(key)
+            self.engine.add_workload(workload)
+        self._wake()
+
+
+def lacks_reason(workload: Obj) -> bool:
+    """Pending (no admission, not finished) and without a QuotaReserved condition yet."""
+    conds = conditions_of(workload)
+    if (workload.get("status") or {}).get("admission") or find_condition(conds, "QuotaReserved"):
+        return False
+    return not is_condition_true(conds, "Finished")

@@ -1,0 +1,117 @@
+"""The queue-status reporter: ClusterQueue and LocalQueue status counters, usage and Active.
+
+:func:`count_workloads` is the pure part: pending and admitted workloads per ClusterQueue and per
+LocalQueue, and each LocalQueue's admitted usage per (flavor, resource), from the Workload and
+LocalQueue caches. :class:`QueueStatusReporter` writes the statuses computed by
+:mod:`status` (only where they changed; ClusterQueue usage comes from the engine, which charges
+admissions before they are written) and sets the ``codeflare_workloads`` gauges. It decides no
+admission and writes no Workload.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+
+from codeflare.k8s.conditions import conditions_of, is_condition_true
+from codeflare.k8s.quantity import Quantity
+from codeflare.k8s.timestamps import format_rfc3339
+from codeflare.k8s.types import Obj
+from codeflare.kube import errors, kinds
+from codeflare.kube.kinds import Kind
+from codeflare.operator.context import OperatorContext
+from codeflare.operator.queueing import convert, status
+from codeflare.operator.queueing.feeder import QueueingState
+
+QueueRef = tuple[str, str]  # LocalQueue (namespace, name)
+FlavorResource = tuple[str, str]
+
+
+@dataclass
+class QueueCounts:
+    """Counters of unfinished workloads: (pending, admitted) per queue, and LocalQueue usage."""
+
+    cluster_queues: dict[str, list[int]] = field(default_factory=dict)
+    local_queues: dict[QueueRef, list[int]] = field(default_factory=dict)
+    local_usage: dict[QueueRef, dict[FlavorResource, Quantity]] = field(default_factory=dict)
+
+    def of_cluster_queue(self, name: str) -> tuple[int, int]:
+        pending, admitted = self.cluster_queues.get(name, [0, 0])
+        return pending, admitted
+
+    def of_local_queue(self, ref: QueueRef) -> tuple[int, int]:
+        pending, admitted = self.local_queues.get(ref, [0, 0])
+        return pending, admitted
+
+
+def count_workloads(workloads: Iterable[Obj], cluster_queue_of: Mapping[QueueRef, str]) -> QueueCounts:
+    """Count unfinished ``workloads``; a pending one counts in the ClusterQueue its LocalQueue names."""
+    counts = QueueCounts()
+    for wl in workloads:
+        if is_condition_true(conditions_of(wl), "Finished"):
+            continue
+        namespace = str((wl.get("metadata") or {}).get("namespace", ""))
+        lq_ref = (namespace, str((wl.get("spec") or {}).get("queueName", "")))
+        admission = convert.admission_of(wl)
+        cq = admission.cluster_queue if admission else cluster_queue_of.get(lq_ref)
+        slot = 1 if admission else 0
+        if cq:
+            counts.cluster_queues.setdefault(cq, [0, 0])[slot] += 1
+        counts.local_queues.setdefault(lq_ref, [0, 0])[slot] += 1
+        if admission:
+            usage = counts.local_usage.setdefault(lq_ref, {})
+            for psa in admission.pod_set_assignments:
+                for resource, amount in psa.resource_usage.items():
+                    key = (psa.flavors.get(resource, ""), resource)
+                    usage[key] = usage[key] + amount if key in usage else amount
+    return counts
+
+
+class QueueStatusReporter:
+    """Writes ClusterQueue and LocalQueue status from the caches and the engine's usage."""
+
+    def __init__(self, ctx: OperatorContext, state: QueueingState) -> None:
+        self.ctx = ctx
+        self.state = state
+
+    async def write(self) -> None:
+        informers = self.state.informers
+        cluster_queue_of = {
+            ref: str((lq.get("spec") or {}).get("clusterQueue", ""))
+            for ref, lq in informers[kinds.LOCAL_QUEUE].cache.items()
+        }
+        counts = count_workloads(list(informers[kinds.WORKLOAD].cache.values()), cluster_queue_of)
+        now = format_rfc3339(self.ctx.clock())
+        flavors = [name for _, name in informers[kinds.RESOURCE_FLAVOR].cache]
+        for (_, name), cq in list(informers[kinds.CLUSTER_QUEUE].cache.items()):
+            pending, admitted = counts.of_cluster_queue(name)
+            self.ctx.metrics.workloads.labels(queue=name, state="pending").set(pending)
+            self.ctx.metrics.workloads.labels(queue=name, state="admitted").set(admitted)
+            new = status.cluster_queue_status(
+                cq,
+                pending=pending,
+                admitted=admitted,
+                usage=self.state.engine.usage(name),
+                flavors_known=flavors,
+                now=now,
+            )
+            if new is not None:
+                await self._patch_status(kinds.CLUSTER_QUEUE, name, None, new)
+        cq_names = {name for _, name in informers[kinds.CLUSTER_QUEUE].cache}
+        for (ns, name), lq in list(informers[kinds.LOCAL_QUEUE].cache.items()):
+            pending, admitted = counts.of_local_queue((ns, name))
+            new = status.local_queue_status(
+                lq,
+                pending=pending,
+                admitted=admitted,
+                usage=counts.local_usage.get((ns, name), {}),
+                cluster_queue_exists=cluster_queue_of.get((ns, name)) in cq_names,
+                now=now,
+            )
+            if new is not None:
+                await self._patch_status(kinds.LOCAL_QUEUE, name, ns, new)
+
+    async def _patch_status(self, kind: Kind, name: str, namespace: str | None, new: Obj) -> None:
+        with contextlib.suppress(errors.NotFound):
+            await self.ctx.kube.patch(kind, name, {"status": new}, namespace, status=True)
