@@ -1,9 +1,9 @@
 """The operator's webhooks over real HTTPS: registration with the CA bundle, readiness, and
 AdmissionReviews POSTed the way the API server will post them.
 
-Until the embedded API server calls admission webhooks itself, requests go straight to the
-URL the operator registered, verified with the caBundle it registered; the end-to-end test
-through the API server turns on once ``codeflare.apiserver.admission`` exists.
+Most requests go straight to the URL the operator registered, verified with the caBundle it
+registered; one test goes through the embedded API server, which calls the registered webhooks on
+create as kube-apiserver does.
 """
 
 from __future__ import annotations
@@ -214,8 +214,7 @@ def test_not_an_admission_review_is_a_bad_request(kube: Kube) -> None:
 
 
 def test_through_the_api_server(kube: Kube) -> None:
-    """End to end, once the API server calls admission webhooks."""
-    pytest.importorskip("codeflare.apiserver.admission")
+    """End to end: the API server calls the registered webhooks (validation refuses, mutation suspends)."""
     ensure_namespace(kube, "team")
     with pytest.raises(errors.KubeError, match="enableIngress: must not be true"):
         kube.create(kinds.RAYCLUSTER, raycluster(enable_ingress=True))
