@@ -21,7 +21,7 @@ import httpx
 import pytest
 from aiohttp import web
 
-from codeflare.apiserver import certs
+from codeflare.k8s import certs
 from tests.apiserver.http_support import MERGE, bind, client, delete, ok, patch, status_of, user
 from tests.support.apiserver import ServerProcess, free_port, serving_with_tokens
 

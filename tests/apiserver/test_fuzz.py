@@ -9,6 +9,7 @@ change to the dump means a request mutated state it should not have touched.
 from __future__ import annotations
 
 import json
+import posixpath
 import os
 import urllib.parse
 from collections.abc import Iterator
@@ -303,7 +304,8 @@ def test_hostile_paths_and_queries(
         headers={"Content-Type": content_type},
     )
     check(resp)
-    health = path.strip("/").split("/")[0] in ("healthz", "livez", "readyz")
+    # the client resolves "." and ".." segments (RFC 3986) before sending, as the server sees it
+    health = posixpath.normpath(path).strip("/").split("/")[0] in ("healthz", "livez", "readyz")
     if method not in ("GET", "HEAD") and not health:
         assert resp.status_code >= 400, f"{method} {path} -> {resp.status_code}: {resp.text}"
 

@@ -44,7 +44,7 @@ def ca_secret_name(cluster_name: str) -> str:
 
 def new_cluster_ca(cluster_name: str, namespace: str) -> dict[str, bytes]:
     """A fresh CA for one cluster, as the Secret's ``data`` before base64 encoding."""
-    from codeflare.apiserver.certs import new_ca
+    from codeflare.k8s.certs import new_ca
 
     ca = new_ca(f"ray-{cluster_name}.{namespace}-ca")
     return {CA_CERT_KEY: ca.cert_pem, CA_KEY_KEY: ca.key_pem}
@@ -68,7 +68,7 @@ def client_certificate(
     Ray's gRPC checks that the peer's chain ends at the cluster CA; ``hosts`` become the SANs
     (default: the loopback names, where a port-forwarded or local cluster is reached).
     """
-    from codeflare.apiserver.certs import CertPair, issue
+    from codeflare.k8s.certs import CertPair, issue
 
     ca_cert, ca_key = ca_from_secret(secret)
     leaf = issue(CertPair(ca_cert, ca_key), common_name, hosts or ["127.0.0.1", "localhost"], client=True,

@@ -1,71 +1,51 @@
-"""Kubernetes API errors as values: field errors and `Status` responses.
+"""Kubernetes API errors as values: ``Status`` responses and their constructors.
 
 Every failure the embedded API server reports is an :class:`ApiError` carrying the HTTP code,
-the machine-readable reason and, for 422 Invalid, the list of :class:`FieldError` causes. The
-HTTP layer turns it into a ``meta.k8s.io/v1 Status`` body. Pure data; no I/O.
+the machine-readable reason and, for 422 Invalid, the list of :class:`FieldError` causes (field
+errors themselves live in :mod:`codeflare.k8s.schema.field`, shared with the schema engine and
+the SDK, and are re-exported here). The HTTP layer turns an error into a ``meta.k8s.io/v1
+Status`` body. Pure data; no I/O.
 """
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from typing import Any
 
-# Cause types, as Kubernetes spells them in Status.details.causes[].reason.
-FIELD_REQUIRED = "FieldValueRequired"
-FIELD_INVALID = "FieldValueInvalid"
-FIELD_NOT_SUPPORTED = "FieldValueNotSupported"
-FIELD_FORBIDDEN = "FieldValueForbidden"
-FIELD_TOO_LONG = "FieldValueTooLong"
-FIELD_DUPLICATE = "FieldValueDuplicate"
-FIELD_TYPE_INVALID = "FieldValueTypeInvalid"
-FIELD_CONFLICT = "FieldManagerConflict"
+from codeflare.k8s.schema.field import (
+    FIELD_CONFLICT,
+    FIELD_DUPLICATE,
+    FIELD_FORBIDDEN,
+    FIELD_INVALID,
+    FIELD_NOT_SUPPORTED,
+    FIELD_REQUIRED,
+    FIELD_TOO_LONG,
+    FIELD_TYPE_INVALID,
+    FieldError,
+)
 
-_DETAIL_PREFIX = {
-    FIELD_REQUIRED: "Required value",
-    FIELD_INVALID: "Invalid value",
-    FIELD_NOT_SUPPORTED: "Unsupported value",
-    FIELD_FORBIDDEN: "Forbidden",
-    FIELD_TOO_LONG: "Too long",
-    FIELD_DUPLICATE: "Duplicate value",
-    FIELD_TYPE_INVALID: "Invalid value",
-    FIELD_CONFLICT: "Conflict",
-}
-
-
-def _render_value(value: Any) -> str:
-    if isinstance(value, str):
-        return json.dumps(value)
-    try:
-        return json.dumps(value, sort_keys=True)
-    except (TypeError, ValueError):
-        return repr(value)
-
-
-_NO_VALUE = object()
-
-
-@dataclass(frozen=True)
-class FieldError:
-    """One invalid field: ``field`` is a dotted path such as ``spec.workerGroupSpecs[0].replicas``."""
-
-    type: str
-    field: str
-    detail: str = ""
-    value: Any = _NO_VALUE
-
-    def message(self) -> str:
-        """Render the error the way Kubernetes does: ``spec.x: Invalid value: 3: must be ...``."""
-        prefix = _DETAIL_PREFIX.get(self.type, "Invalid value")
-        text = f"{self.field}: {prefix}"
-        if self.value is not _NO_VALUE and self.type not in (FIELD_REQUIRED, FIELD_FORBIDDEN):
-            text += f": {_render_value(self.value)}"
-        if self.detail:
-            text += f": {self.detail}"
-        return text
-
-    def cause(self) -> dict[str, Any]:
-        return {"reason": self.type, "message": self.message(), "field": self.field}
+__all__ = [
+    "FIELD_CONFLICT",
+    "FIELD_DUPLICATE",
+    "FIELD_FORBIDDEN",
+    "FIELD_INVALID",
+    "FIELD_NOT_SUPPORTED",
+    "FIELD_REQUIRED",
+    "FIELD_TOO_LONG",
+    "FIELD_TYPE_INVALID",
+    "ApiError",
+    "FieldError",
+    "already_exists",
+    "bad_request",
+    "conflict",
+    "forbidden",
+    "gone",
+    "invalid",
+    "method_not_allowed",
+    "not_found",
+    "unauthorized",
+    "unsupported_media_type",
+]
 
 
 @dataclass

@@ -20,26 +20,30 @@ from typing import Any
 from aiohttp import web
 
 from codeflare.apiserver import errors, kubeconfig
-from codeflare.apiserver.admission import Admission
-from codeflare.apiserver.auth import TokenAuthenticator, load_or_create_admin_token, parse_tokens_file
-from codeflare.apiserver.authz import (
-    Authorization,
+from codeflare.apiserver.context import RequestContext
+from codeflare.apiserver.endpoints.handlers import ApiHandlers, Authorizer
+from codeflare.apiserver.endpoints.openapi_docs import OpenAPIDocuments
+from codeflare.apiserver.registry.gc import GarbageCollector
+from codeflare.apiserver.registry.objects import ObjectAPI, now_rfc3339
+from codeflare.apiserver.registry.resources import ResourceRegistry, builtin_resources
+from codeflare.apiserver.registry.strategies import CRD_KEY, Strategies, register_crd
+from codeflare.apiserver.registry.watch import WatchHub
+from codeflare.apiserver.security.admission import Admission
+from codeflare.apiserver.security.authn import (
+    TokenAuthenticator,
+    load_or_create_admin_token,
+    parse_tokens_file,
+)
+from codeflare.apiserver.security.authz import Authorization
+from codeflare.apiserver.security.bootstrap_policy import (
     bootstrap_cluster_role_bindings,
     bootstrap_cluster_roles,
-    register_reviews,
 )
-from codeflare.apiserver.certs import load_or_create_serving
-from codeflare.apiserver.context import RequestContext
-from codeflare.apiserver.gc import GarbageCollector
-from codeflare.apiserver.handlers import ApiHandlers, Authorizer
-from codeflare.apiserver.objects import ObjectAPI, now_rfc3339
-from codeflare.apiserver.openapi_docs import OpenAPIDocuments
-from codeflare.apiserver.rbac import RbacIndex
-from codeflare.apiserver.resources import ResourceRegistry, builtin_resources
-from codeflare.apiserver.serviceaccounts import ServiceAccountTokens
-from codeflare.apiserver.store import ObjectStore
-from codeflare.apiserver.strategies import CRD_KEY, Strategies, register_crd
-from codeflare.apiserver.watch import WatchHub
+from codeflare.apiserver.security.rbac import RbacIndex
+from codeflare.apiserver.security.reviews import Reviews, register_reviews
+from codeflare.apiserver.security.serviceaccounts import ServiceAccountTokens
+from codeflare.apiserver.storage.store import ObjectStore
+from codeflare.k8s.certs import load_or_create_serving
 
 log = logging.getLogger(__name__)
 
@@ -90,11 +94,9 @@ class ApiServer:
         self.sa_tokens = ServiceAccountTokens(self.state_dir / "serviceaccount-tokens.db", self.store)
         self.authn.add_resolver(self.sa_tokens.authenticate)
         self.rbac = RbacIndex(self.store)
-        self.authorization = Authorization(
-            self.rbac, self.authn.authenticate, enabled=authorization == "rbac" and authorizer is None
-        )
+        self.authorization = Authorization(self.rbac, enabled=authorization == "rbac" and authorizer is None)
         self.admission = Admission(self.store, self.registry, self.authorization)
-        virtual = self.authorization.handlers()
+        virtual = Reviews(self.authorization, self.authn.authenticate).handlers()
         virtual[("core/serviceaccounts", "token")] = self.sa_tokens.token_request
         self.handlers = ApiHandlers(
             self.api,

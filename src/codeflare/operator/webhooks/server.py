@@ -25,6 +25,9 @@ from typing import Any
 
 from aiohttp import web
 
+from codeflare.k8s.constants import MANAGED_BY_LABEL, OPERATOR_NAME
+from codeflare.k8s.files import write_private, write_public
+from codeflare.k8s.types import Obj
 from codeflare.kube import errors
 from codeflare.kube.client import AsyncKube
 from codeflare.kube.kinds import Kind
@@ -33,7 +36,6 @@ from codeflare.operator.webhooks.admission import (
     AccessCheck,
     AdmissionRequest,
     AdmissionSettings,
-    Obj,
     Rule,
     Verdict,
     denied,
@@ -145,19 +147,18 @@ class WebhookCertificates:
 
     def rotate(self) -> None:
         """New CA and serving certificate; the bundle keeps the previous CA for the switch-over."""
-        from codeflare.apiserver.certs import issue, new_ca
+        from codeflare.k8s.certs import issue, new_ca
 
         days = max(1, math.ceil(self.validity / datetime.timedelta(days=1)))
         ca = new_ca("codeflare-operator-webhook-ca", days=days * 2)
         leaf = issue(ca, "codeflare-operator-webhook", ["127.0.0.1", "localhost"], days=days)
         self.directory.mkdir(parents=True, exist_ok=True)
         cert, key = self.directory / "tls.crt", self.directory / "tls.key"
-        key.touch(mode=0o600)
-        key.write_bytes(leaf.key_pem)
-        cert.write_bytes(leaf.cert_pem)
+        write_private(key, leaf.key_pem)
+        write_public(cert, leaf.cert_pem)
         previous, self._current_ca = self._current_ca, ca.cert_pem
         self.ca_bundle = ca.cert_pem + previous
-        (self.directory / "ca.crt").write_bytes(self.ca_bundle)
+        write_public(self.directory / "ca.crt", self.ca_bundle)
         self.issued_at = self.clock()
         # New handshakes use the new certificate; the API server trusts it through the bundle.
         self.ssl_context.load_cert_chain(cert, key)
@@ -195,7 +196,7 @@ def webhook_configurations(
             "timeoutSeconds": 10,
         }
 
-    meta = {"name": CONFIGURATION_NAME, "labels": {"app.kubernetes.io/managed-by": "codeflare-operator"}}
+    meta = {"name": CONFIGURATION_NAME, "labels": {MANAGED_BY_LABEL: OPERATOR_NAME}}
     mutating = {
         "apiVersion": MUTATING.api_version,
         "kind": MUTATING.kind,

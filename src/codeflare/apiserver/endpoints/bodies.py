@@ -1,0 +1,116 @@
+"""Decoding request bodies into plain JSON values the rest of the server can trust.
+
+``json.loads`` and ``yaml.safe_load`` accept more than Kubernetes does: NaN and infinities,
+lone UTF-16 surrogates (which cannot be written back out), YAML timestamps, binary, sets,
+non-string keys, anchors that alias one node many times (a "billion laughs" document) or
+itself, and nesting deep enough to exhaust Python's recursion further down. This module turns a
+body into JSON-compatible dicts, lists, strings, numbers, booleans and None, or raises
+:class:`ValueError` naming the problem; the HTTP layer maps that to 400. No HTTP here.
+"""
+
+from __future__ import annotations
+
+import base64
+import datetime
+import json
+import math
+from typing import Any
+
+import yaml
+
+MAX_DEPTH = 100
+MAX_NODES = 1_000_000
+
+
+def _reject_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not a valid JSON number")
+
+
+def _finite_float(text: str) -> float:
+    value = float(text)
+    if math.isinf(value):
+        raise ValueError(f"number {text[:40]} is out of range")
+    return value
+
+
+def _has_escaped_surrogate(text: str) -> bool:
+    lowered = text.lower()
+    return (
+        "\\ud8" in lowered
+        or "\\ud9" in lowered
+        or "\\uda" in lowered
+        or "\\udb" in lowered
+        or ("\\udc" in lowered or "\\udd" in lowered or "\\ude" in lowered or "\\udf" in lowered)
+    )
+
+
+def decode_json(text: str) -> Any:
+    """Parse JSON text strictly: no NaN/Infinity, no out-of-range numbers, no lone surrogates."""
+    value = json.loads(text, parse_constant=_reject_constant, parse_float=_finite_float)
+    _check(value, 0, [0], check_strings=_has_escaped_surrogate(text), convert=False)
+    return value
+
+
+def decode_yaml(text: str) -> Any:
+    """Parse one YAML document and convert it to the JSON value Kubernetes would see."""
+    return _check(yaml.safe_load(text), 0, [0], check_strings=True, convert=True)
+
+
+def _scalar(value: Any, check_strings: bool) -> Any:
+    if isinstance(value, str):
+        if check_strings:
+            try:
+                value.encode("utf-8")
+            except UnicodeEncodeError as exc:
+                raise ValueError("the body contains an invalid Unicode string (a lone surrogate)") from exc
+        return value
+    if value is None or isinstance(value, bool | int):
+        return value
+    if isinstance(value, float):
+        if math.isnan(value) or math.isinf(value):
+            raise ValueError("NaN and infinite numbers are not allowed")
+        return value
+    if isinstance(value, datetime.datetime | datetime.date):
+        return value.isoformat()
+    if isinstance(value, bytes):
+        return base64.b64encode(value).decode()
+    raise ValueError(f"unsupported value of type {type(value).__name__}")
+
+
+def _key(key: Any, check_strings: bool) -> str:
+    if isinstance(key, bool):
+        return "true" if key else "false"
+    if key is None:
+        return "null"
+    if isinstance(key, str | int | float):
+        return str(_scalar(key, check_strings))
+    raise ValueError(f"unsupported mapping key of type {type(key).__name__}")
+
+
+def _check(value: Any, depth: int, nodes: list[int], *, check_strings: bool, convert: bool) -> Any:
+    """Walk ``value`` within the depth and node budgets; convert YAML-only types when asked."""
+    nodes[0] += 1
+    if nodes[0] > MAX_NODES:
+        raise ValueError(f"the body has more than {MAX_NODES} values")
+    if depth > MAX_DEPTH:
+        raise ValueError(f"the body is nested deeper than {MAX_DEPTH} levels")
+    if isinstance(value, dict):
+        if not convert:
+            for item in value.values():
+                _check(item, depth + 1, nodes, check_strings=check_strings, convert=False)
+            if check_strings:
+                for key in value:
+                    _scalar(key, True)
+            return value
+        return {
+            _key(k, check_strings): _check(v, depth + 1, nodes, check_strings=check_strings, convert=True)
+            for k, v in value.items()
+        }
+    if isinstance(value, list | set | tuple):
+        if not convert:
+            for item in value:
+                _check(item, depth + 1, nodes, check_strings=check_strings, convert=False)
+            return value
+        items = sorted(value, key=repr) if isinstance(value, set) else value
+        return [_check(v, depth + 1, nodes, check_strings=check_strings, convert=True) for v in items]
+    return _scalar(value, check_strings) if convert or check_strings else value

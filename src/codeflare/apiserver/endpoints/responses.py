@@ -1,0 +1,75 @@
+"""How answers go back: JSON bodies with Warning headers, Status errors, lists, objects or Tables.
+
+Bodies are compact JSON with exactly ``Content-Type: application/json`` (some clients compare the
+header verbatim); warnings collected during a write become RFC 9111 ``Warning: 299`` headers;
+an :class:`~codeflare.apiserver.errors.ApiError` becomes its ``Status`` with its code. A client
+that asks for ``as=Table`` gets the object or list rendered by :mod:`tables`. Nothing here
+decides what to answer.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from aiohttp import web
+
+from codeflare.apiserver import errors
+from codeflare.apiserver.context import RequestContext
+from codeflare.apiserver.endpoints import tables
+from codeflare.apiserver.endpoints.request import JSON
+from codeflare.apiserver.registry.listing import ListResult
+from codeflare.apiserver.registry.resources import ResourceType
+
+
+def dumps(obj: Any) -> str:
+    return json.dumps(obj, separators=(",", ":"), ensure_ascii=False)
+
+
+def json_response(body: Any, status: int = 200, warnings: list[str] | None = None) -> web.Response:
+    # exactly "application/json", no charset: some clients (lightkube) compare the header verbatim
+    resp = web.Response(body=dumps(body).encode(), status=status, headers={"Content-Type": JSON})
+    for warning in warnings or []:
+        text = warning.replace("\\", "\\\\").replace('"', '\\"')  # RFC 9111 quoted-string
+        resp.headers.add("Warning", f'299 - "{text}"')
+    return resp
+
+
+def error_response(err: errors.ApiError) -> web.Response:
+    return json_response(err.status(), err.code)
+
+
+def success_status(details: dict[str, Any] | None = None) -> dict[str, Any]:
+    """The ``Status`` of a successful delete (of a collection, or of a built-in object)."""
+    body: dict[str, Any] = {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success"}
+    if details is not None:
+        body["details"] = details
+    return body
+
+
+def render_object(
+    request: web.Request, rt: ResourceType, obj: dict[str, Any], status: int, ctx: RequestContext
+) -> web.Response:
+    """One object as JSON, or as a Table when the client asks for one."""
+    if tables.wants_table(request.headers.get("Accept", "")):
+        rv = obj.get("metadata", {}).get("resourceVersion", "")
+        include = request.query.get("includeObject", "Metadata")
+        return json_response(tables.table(rt, [obj], rv, include), status, ctx.warnings)
+    return json_response(obj, status, ctx.warnings)
+
+
+def render_list(request: web.Request, rt: ResourceType, page: ListResult) -> web.Response:
+    """A page of a list as ``<Kind>List`` JSON (items serialized once each), or as a Table."""
+    rv = str(page.resource_version)
+    if tables.wants_table(request.headers.get("Accept", "")):
+        include = request.query.get("includeObject", "Metadata")
+        return json_response(tables.table(rt, page.items, rv, include, page.continue_token))
+    meta: dict[str, Any] = {"resourceVersion": rv}
+    if page.continue_token:
+        meta["continue"] = page.continue_token
+    if page.remaining is not None:
+        meta["remainingItemCount"] = page.remaining
+    head = dumps({"kind": rt.list_kind, "apiVersion": rt.api_version, "metadata": meta})
+    items = ",".join(dumps(item) for item in page.items)
+    text = head[:-1] + ',"items":[' + items + "]}"
+    return web.Response(body=text.encode(), headers={"Content-Type": JSON})

@@ -1,0 +1,129 @@
+"""Watch responses: a chunked stream of JSON events, with bookmarks, timeouts and 410 Gone.
+
+A watch opens a :class:`~codeflare.apiserver.registry.watch.WatchHub` subscription at the
+requested resourceVersion (or lists first with ``sendInitialEvents``, ending the initial events
+with an annotated BOOKMARK), then writes each matching change as ``{"type", "object"}`` lines -
+objects, or one-row Tables when asked - until ``timeoutSeconds`` (30 minutes by default) or the
+client goes away. Bookmarks, when allowed, go out every ``bookmark_interval`` seconds. A
+resourceVersion too old to resume from is answered in-stream with an ERROR event, as Kubernetes
+does. Which changes match is the hub's business.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from typing import Any
+
+from aiohttp import web
+
+from codeflare.apiserver import errors
+from codeflare.apiserver.endpoints import tables
+from codeflare.apiserver.endpoints.request import JSON, query_bool, query_int
+from codeflare.apiserver.endpoints.responses import dumps
+from codeflare.apiserver.registry.objects import ObjectAPI
+from codeflare.apiserver.registry.resources import ResourceType
+from codeflare.apiserver.registry.selectors import FieldSelector, LabelSelector
+from codeflare.apiserver.registry.watch import Watcher, WatchFilter, WatchHub
+
+DEFAULT_WATCH_TIMEOUT = 1800.0
+
+
+class _Encoder:
+    """Renders one watch's events: objects as served, or Tables (column headers only once)."""
+
+    def __init__(self, api: ObjectAPI, rt: ResourceType, as_table: bool, include: str) -> None:
+        self.api, self.rt, self.as_table, self.include = api, rt, as_table, include
+        self.first = True
+
+    def event(self, event_type: str, obj: dict[str, Any]) -> bytes:
+        shown = self.api.present(self.rt, obj)
+        if self.as_table and event_type in ("ADDED", "MODIFIED", "DELETED"):
+            rv = shown["metadata"].get("resourceVersion", "")
+            shown = tables.table(self.rt, [shown], rv, self.include, with_columns=self.first)
+            self.first = False
+        return (dumps({"type": event_type, "object": shown}) + "\n").encode()
+
+    def bookmark(self, extra: dict[str, Any] | None = None) -> bytes:
+        meta: dict[str, Any] = {"resourceVersion": str(self.api.store.resource_version)}
+        if extra:
+            meta["annotations"] = extra
+        obj = {"kind": self.rt.kind, "apiVersion": self.rt.api_version, "metadata": meta}
+        return (dumps({"type": "BOOKMARK", "object": obj}) + "\n").encode()
+
+
+async def serve_watch(
+    request: web.Request,
+    api: ObjectAPI,
+    hub: WatchHub,
+    rt: ResourceType,
+    namespace: str | None,
+    name: str,
+    selectors: tuple[LabelSelector | None, FieldSelector | None],
+    bookmark_interval: float,
+) -> web.StreamResponse:
+    """Stream the changes of ``rt`` (in ``namespace``, of ``name`` when given) to the client."""
+    query = request.query
+    labels, fields = selectors
+    timeout = query_int(query, "timeoutSeconds")
+    bookmarks = query_bool(query, "allowWatchBookmarks")
+    initial_end = query_bool(query, "sendInitialEvents")
+    encoder = _Encoder(
+        api, rt, tables.wants_table(request.headers.get("Accept", "")), query.get("includeObject", "Metadata")
+    )
+    flt = WatchFilter(rt.key, namespace, labels, fields, name or None)
+    rv = None if initial_end else query.get("resourceVersion")
+    try:
+        watcher, initial = hub.open(flt, rv)
+    except errors.ApiError as err:
+        if err.code != 410:
+            raise
+        resp = web.StreamResponse(status=200, headers={"Content-Type": JSON})
+        await resp.prepare(request)
+        await resp.write((dumps({"type": "ERROR", "object": err.status()}) + "\n").encode())
+        return resp
+    resp = web.StreamResponse(status=200, headers={"Content-Type": JSON, "Cache-Control": "no-cache"})
+    resp.enable_chunked_encoding()
+    try:
+        await resp.prepare(request)
+        for event_type, obj in initial:
+            await resp.write(encoder.event(event_type, obj))
+        if initial_end:
+            await resp.write(encoder.bookmark({"k8s.io/initial-events-end": "true"}))
+        limit = timeout if timeout is not None else DEFAULT_WATCH_TIMEOUT
+        await _follow(resp, watcher, encoder, limit, bookmark_interval if bookmarks else None)
+        with contextlib.suppress(ConnectionResetError, RuntimeError):
+            await resp.write_eof()
+    except (ConnectionResetError, asyncio.CancelledError, RuntimeError):
+        pass
+    finally:
+        hub.close(watcher)
+    return resp
+
+
+async def _follow(
+    resp: web.StreamResponse, watcher: Watcher, encoder: _Encoder, limit: float, bookmark_every: float | None
+) -> None:
+    """Write the watcher's changes until ``limit`` seconds pass or the hub ends the watch."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + limit
+    next_bookmark = loop.time() + (bookmark_every or 0.0)
+    while True:
+        now = loop.time()
+        if now >= deadline:
+            return
+        wait = deadline - now
+        if bookmark_every is not None:
+            wait = min(wait, max(0.0, next_bookmark - now))
+        try:
+            change = await asyncio.wait_for(watcher.queue.queue.get(), timeout=wait)
+        except TimeoutError:
+            if bookmark_every is not None and loop.time() >= next_bookmark:
+                await resp.write(encoder.bookmark())
+                next_bookmark = loop.time() + bookmark_every
+            continue
+        if change is None:
+            return
+        event = watcher.translate(change)
+        if event is not None:
+            await resp.write(encoder.event(*event))

@@ -1,0 +1,35 @@
+"""The structural-schema engine: OpenAPI v3 validation, defaulting and pruning as Kubernetes does it.
+
+Custom resources are validated, defaulted and pruned against their CRD version's
+``openAPIV3Schema``; the API server does it on every write and the SDK does it before sending
+anything, with the same code. The package is cut by concern:
+
+- :mod:`~codeflare.k8s.schema.field`: :class:`FieldError`, the cause types and JSON type names;
+- :mod:`~codeflare.k8s.schema.objectmeta`: ObjectMeta rules (names, labels, owners, ...);
+- :mod:`~codeflare.k8s.schema.checks` and :mod:`~codeflare.k8s.schema.node`: compiling a schema;
+- :mod:`~codeflare.k8s.schema.validation`, :mod:`~codeflare.k8s.schema.defaulting`: the walks;
+- :mod:`~codeflare.k8s.schema.compiled`: :class:`CompiledSchema`, the entry point;
+- :mod:`~codeflare.k8s.schema.structural`: the checks a CRD's schema must pass.
+
+Pure functions over decoded JSON: no I/O, no HTTP, nothing of ours outside ``codeflare.k8s``.
+"""
+
+from __future__ import annotations
+
+from codeflare.k8s.schema.checks import ROOT_PATH, compile_pattern
+from codeflare.k8s.schema.compiled import CompiledSchema, apply_defaults, compile_schema, prune, validate
+from codeflare.k8s.schema.field import FieldError, json_type
+from codeflare.k8s.schema.structural import check_structural
+
+__all__ = [
+    "ROOT_PATH",
+    "CompiledSchema",
+    "FieldError",
+    "apply_defaults",
+    "check_structural",
+    "compile_pattern",
+    "compile_schema",
+    "json_type",
+    "prune",
+    "validate",
+]

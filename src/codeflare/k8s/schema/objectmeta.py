@@ -1,0 +1,388 @@
+"""ObjectMeta validation: the rules every stored object's ``metadata`` follows.
+
+Kubernetes validates ``metadata`` the same way for built-in and custom resources, and the same
+rules apply to the metadata of embedded resources inside a custom object: name syntax (DNS-1123
+subdomain, label or path segment), namespace presence, label and annotation syntax, finalizer
+names and owner references. This module holds those rules as pure functions returning
+:class:`FieldError` lists with Kubernetes' field paths and messages. It does not fill in system
+fields (uid, timestamps, resourceVersion), does not judge updates (which fields may change is the
+API server's registry's business) and does not know about any particular kind.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from typing import Any
+
+from codeflare.k8s.schema.field import (
+    FIELD_FORBIDDEN,
+    FIELD_INVALID,
+    FIELD_REQUIRED,
+    FIELD_TOO_LONG,
+    FIELD_TYPE_INVALID,
+    FieldError,
+    json_type,
+)
+
+DNS1123_LABEL_MAX = 63
+DNS1123_SUBDOMAIN_MAX = 253
+QUALIFIED_NAME_MAX = 63
+LABEL_VALUE_MAX = 63
+TOTAL_ANNOTATION_SIZE_LIMIT = 256 * 1024
+
+_LABEL_FMT = "[a-z0-9]([-a-z0-9]*[a-z0-9])?"
+_SUBDOMAIN_FMT = _LABEL_FMT + r"(\." + _LABEL_FMT + ")*"
+_QUALIFIED_FMT = "([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]"
+_LABEL_VALUE_FMT = "(" + _QUALIFIED_FMT + ")?"
+
+_LABEL_RE = re.compile(_LABEL_FMT)
+_SUBDOMAIN_RE = re.compile(_SUBDOMAIN_FMT)
+_QUALIFIED_RE = re.compile(_QUALIFIED_FMT)
+_LABEL_VALUE_RE = re.compile(_LABEL_VALUE_FMT)
+
+
+def _regex_error(what: str, fmt: str, examples: tuple[str, ...]) -> str:
+    shown = ",  or ".join(f"'{e}'" for e in examples)
+    return f"{what} (e.g. {shown}, regex used for validation is '{fmt}')"
+
+
+_LABEL_MSG = _regex_error(
+    "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', "
+    "and must start and end with an alphanumeric character",
+    _LABEL_FMT,
+    ("my-name", "123-abc"),
+)
+_SUBDOMAIN_MSG = _regex_error(
+    "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', "
+    "and must start and end with an alphanumeric character",
+    _SUBDOMAIN_FMT,
+    ("example.com",),
+)
+_QUALIFIED_MSG = _regex_error(
+    "name part must consist of alphanumeric characters, '-', '_' or '.', "
+    "and must start and end with an alphanumeric character",
+    _QUALIFIED_FMT,
+    ("MyName", "my.name", "123-abc"),
+)
+_LABEL_VALUE_MSG = _regex_error(
+    "a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', "
+    "and must start and end with an alphanumeric character",
+    _LABEL_VALUE_FMT,
+    ("MyValue", "my_value", "12345"),
+)
+
+
+def _max_len(limit: int) -> str:
+    return f"must be no more than {limit} characters"
+
+
+def _length_and_format(value: str, limit: int, pattern: re.Pattern[str], message: str) -> list[str]:
+    """The problems of ``value``: longer than ``limit``, and/or not matching ``pattern`` (``message``)."""
+    errs = []
+    if len(value) > limit:
+        errs.append(_max_len(limit))
+    if not pattern.fullmatch(value):
+        errs.append(message)
+    return errs
+
+
+def is_dns1123_label(value: str) -> list[str]:
+    """Problems with ``value`` as a DNS-1123 label (namespace names, ...); empty when valid."""
+    return _length_and_format(value, DNS1123_LABEL_MAX, _LABEL_RE, _LABEL_MSG)
+
+
+def is_dns1123_subdomain(value: str) -> list[str]:
+    """Problems with ``value`` as a DNS-1123 subdomain (most object names); empty when valid."""
+    return _length_and_format(value, DNS1123_SUBDOMAIN_MAX, _SUBDOMAIN_RE, _SUBDOMAIN_MSG)
+
+
+def is_path_segment_name(value: str) -> list[str]:
+    """Problems with ``value`` as one URL path segment (the loosest Kubernetes name rule)."""
+    if value in (".", ".."):
+        return [f"may not be '{value}'"]
+    return [f"may not contain '{c}'" for c in ("/", "%") if c in value]
+
+
+def is_qualified_name(value: str) -> list[str]:
+    """Problems with a label key, annotation key or finalizer: ``[prefix/]name``."""
+    parts = value.split("/")
+    if len(parts) == 1:
+        name = parts[0]
+    elif len(parts) == 2:
+        prefix, name = parts
+        if not prefix:
+            return ["prefix part must be non-empty"]
+        errs = ["prefix part " + e for e in is_dns1123_subdomain(prefix)]
+        if errs:
+            return errs + _qualified_name_part(name)
+    else:
+        return [
+            _regex_error(
+                "a qualified name must consist of alphanumeric characters, '-', '_' or '.', and must "
+                "start and end with an alphanumeric character",
+                _QUALIFIED_FMT,
+                ("MyName", "my.name", "123-abc"),
+            )
+            + " with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')"
+        ]
+    return _qualified_name_part(name)
+
+
+def _qualified_name_part(name: str) -> list[str]:
+    if not name:
+        return ["name part must be non-empty"]
+    errs = []
+    if len(name) > QUALIFIED_NAME_MAX:
+        errs.append("name part " + _max_len(QUALIFIED_NAME_MAX))
+    if not _QUALIFIED_RE.fullmatch(name):
+        errs.append(_QUALIFIED_MSG)
+    return errs
+
+
+def is_label_value(value: str) -> list[str]:
+    """Problems with a label value (may be empty); empty list when valid."""
+    return _length_and_format(value, LABEL_VALUE_MAX, _LABEL_VALUE_RE, _LABEL_VALUE_MSG)
+
+
+_NAME_RULES: dict[str, Callable[[str], list[str]]] = {
+    "subdomain": is_dns1123_subdomain,
+    "label": is_dns1123_label,
+    "path": is_path_segment_name,
+}
+
+
+def validate_name(name: str, rule: str, *, prefix: bool = False) -> list[str]:
+    """Messages explaining why ``name`` breaks ``rule`` ("subdomain", "label" or "path").
+
+    With ``prefix`` the value is a generateName: a trailing '-' is allowed, as Kubernetes
+    masks it before checking (the server appends random characters to it).
+    """
+    try:
+        check = _NAME_RULES[rule]
+    except KeyError:
+        raise ValueError(f"unknown name rule {rule!r}; expected one of {sorted(_NAME_RULES)}") from None
+    if prefix and rule != "path" and name.endswith("-"):
+        name = name[:-1] + "a"
+    return check(name)
+
+
+# Declared type of each ObjectMeta field (None: any JSON value is fine, e.g. managedFields entries).
+_META_FIELD_TYPES: dict[str, tuple[type, ...]] = {
+    "name": (str,),
+    "generateName": (str,),
+    "namespace": (str,),
+    "uid": (str,),
+    "resourceVersion": (str,),
+    "selfLink": (str,),
+    "generation": (int,),
+    "creationTimestamp": (str, type(None)),
+    "deletionTimestamp": (str, type(None)),
+    "deletionGracePeriodSeconds": (int, type(None)),
+    "labels": (dict, type(None)),
+    "annotations": (dict, type(None)),
+    "finalizers": (list, type(None)),
+    "ownerReferences": (list, type(None)),
+    "managedFields": (list, type(None)),
+}
+_TYPE_NAMES = {str: "string", int: "integer", dict: "object", list: "array"}
+
+# Every field of ObjectMeta; anything else under metadata is unknown to Kubernetes.
+OBJECT_META_FIELDS = frozenset(_META_FIELD_TYPES)
+
+
+def _json_type(value: Any) -> str:
+    """:func:`json_type` as ObjectMeta validation reports it (every float is "number")."""
+    return json_type(value, whole_floats_are_integers=False)
+
+
+def _type_ok(value: Any, types: tuple[type, ...]) -> bool:
+    if isinstance(value, bool):
+        return False
+    return isinstance(value, types)
+
+
+def validate_object_meta(
+    meta: Any,
+    *,
+    namespaced: bool,
+    name_rule: str = "subdomain",
+    require_name: bool = True,
+) -> list[FieldError]:
+    """Validate ``metadata`` of an object about to be stored (create or update).
+
+    ``namespaced`` objects must carry a namespace (a DNS-1123 label); cluster-scoped objects
+    must not (the server clears a client's namespace on create before calling this, as
+    Kubernetes does, so a namespace reaching here is reported as forbidden). ``require_name``
+    false accepts an object with neither name nor generateName (embedded objects, or a create
+    that the server names itself).
+    """
+    if not isinstance(meta, dict):
+        return [FieldError(FIELD_TYPE_INVALID, "metadata", "must be of type object", _json_type(meta))]
+    errs: list[FieldError] = []
+    for key, types in _META_FIELD_TYPES.items():
+        if key in meta and not _type_ok(meta[key], types):
+            want = _TYPE_NAMES[types[0]]
+            errs.append(
+                FieldError(
+                    FIELD_TYPE_INVALID, f"metadata.{key}", f"must be of type {want}", _json_type(meta[key])
+                )
+            )
+    bad = {e.field for e in errs}
+    name = meta.get("name") or ""
+    generate = meta.get("generateName") or ""
+    if "metadata.name" not in bad and "metadata.generateName" not in bad:
+        errs.extend(_validate_names(name, generate, name_rule, require_name))
+    if "metadata.namespace" not in bad:
+        errs.extend(_validate_namespace(meta.get("namespace") or "", namespaced))
+    if "metadata.labels" not in bad:
+        errs.extend(validate_labels(meta.get("labels") or {}, "metadata.labels"))
+    if "metadata.annotations" not in bad:
+        errs.extend(validate_annotations(meta.get("annotations") or {}, "metadata.annotations"))
+    if "metadata.finalizers" not in bad:
+        errs.extend(validate_finalizers(meta.get("finalizers") or [], "metadata.finalizers"))
+    if "metadata.ownerReferences" not in bad:
+        errs.extend(validate_owner_references(meta.get("ownerReferences") or [], "metadata.ownerReferences"))
+    for key in ("generation", "deletionGracePeriodSeconds"):
+        value = meta.get(key)
+        if key not in {f.removeprefix("metadata.") for f in bad} and isinstance(value, int) and value < 0:
+            errs.append(
+                FieldError(FIELD_INVALID, f"metadata.{key}", "must be greater than or equal to 0", value)
+            )
+    return errs
+
+
+def _validate_names(name: str, generate: str, rule: str, require_name: bool) -> list[FieldError]:
+    errs: list[FieldError] = []
+    if generate:
+        errs.extend(
+            FieldError(FIELD_INVALID, "metadata.generateName", msg, generate)
+            for msg in validate_name(generate, rule, prefix=True)
+        )
+    if name:
+        errs.extend(
+            FieldError(FIELD_INVALID, "metadata.name", msg, name) for msg in validate_name(name, rule)
+        )
+    elif require_name and not generate:
+        errs.append(FieldError(FIELD_REQUIRED, "metadata.name", "name or generateName is required"))
+    return errs
+
+
+def _validate_namespace(namespace: str, namespaced: bool) -> list[FieldError]:
+    if not namespaced:
+        if namespace:
+            return [FieldError(FIELD_FORBIDDEN, "metadata.namespace", "not allowed on this type")]
+        return []
+    if not namespace:
+        return [FieldError(FIELD_REQUIRED, "metadata.namespace", "")]
+    return [
+        FieldError(FIELD_INVALID, "metadata.namespace", msg, namespace) for msg in is_dns1123_label(namespace)
+    ]
+
+
+def validate_labels(labels: dict[str, Any], path: str) -> list[FieldError]:
+    """Label keys are qualified names; values are strings of at most 63 label characters."""
+    errs: list[FieldError] = []
+    for key, value in labels.items():
+        errs.extend(FieldError(FIELD_INVALID, path, msg, key) for msg in is_qualified_name(key))
+        if not isinstance(value, str):
+            errs.append(
+                FieldError(FIELD_TYPE_INVALID, f"{path}.{key}", "must be of type string", _json_type(value))
+            )
+            continue
+        errs.extend(FieldError(FIELD_INVALID, path, msg, value) for msg in is_label_value(value))
+    return errs
+
+
+def validate_annotations(annotations: dict[str, Any], path: str) -> list[FieldError]:
+    """Annotation keys are qualified names (checked lower-cased); all of them fit in 256 KiB."""
+    errs: list[FieldError] = []
+    total = 0
+    for key, value in annotations.items():
+        errs.extend(FieldError(FIELD_INVALID, path, msg, key) for msg in is_qualified_name(key.lower()))
+        if not isinstance(value, str):
+            errs.append(
+                FieldError(FIELD_TYPE_INVALID, f"{path}.{key}", "must be of type string", _json_type(value))
+            )
+            continue
+        total += len(key.encode()) + len(value.encode())
+    if total > TOTAL_ANNOTATION_SIZE_LIMIT:
+        errs.append(
+            FieldError(FIELD_TOO_LONG, path, f"must have at most {TOTAL_ANNOTATION_SIZE_LIMIT} bytes")
+        )
+    return errs
+
+
+_STANDARD_FINALIZERS = ("kubernetes", "orphan", "foregroundDeletion")
+
+
+def validate_finalizers(finalizers: list[Any], path: str) -> list[FieldError]:
+    """Finalizers are qualified names; 'orphan' and 'foregroundDeletion' exclude each other."""
+    errs: list[FieldError] = []
+    for i, finalizer in enumerate(finalizers):
+        if not isinstance(finalizer, str):
+            errs.append(
+                FieldError(
+                    FIELD_TYPE_INVALID, f"{path}[{i}]", "must be of type string", _json_type(finalizer)
+                )
+            )
+            continue
+        errs.extend(FieldError(FIELD_INVALID, path, msg, finalizer) for msg in is_qualified_name(finalizer))
+    if "orphan" in finalizers and "foregroundDeletion" in finalizers:
+        errs.append(
+            FieldError(
+                FIELD_INVALID,
+                path,
+                "finalizer orphan and foregroundDeletion cannot be both set",
+                [f for f in finalizers if isinstance(f, str)],
+            )
+        )
+    return errs
+
+
+_OWNER_REQUIRED = (("apiVersion", "version"), ("kind", "kind"), ("name", "name"), ("uid", "uid"))
+
+
+def validate_owner_references(refs: list[Any], path: str) -> list[FieldError]:
+    """Each reference names apiVersion, kind, name and uid; at most one is the controller."""
+    errs: list[FieldError] = []
+    controllers: list[str] = []
+    for i, ref in enumerate(refs):
+        if not isinstance(ref, dict):
+            errs.append(
+                FieldError(FIELD_TYPE_INVALID, f"{path}[{i}]", "must be of type object", _json_type(ref))
+            )
+            continue
+        for key, word in _OWNER_REQUIRED:
+            value = ref.get(key)
+            if value is not None and not isinstance(value, str):
+                errs.append(
+                    FieldError(
+                        FIELD_TYPE_INVALID, f"{path}[{i}].{key}", "must be of type string", _json_type(value)
+                    )
+                )
+            elif not value:
+                errs.append(
+                    FieldError(FIELD_INVALID, f"{path}.{key}", f"{word} must not be empty", value or "")
+                )
+        for key in ("controller", "blockOwnerDeletion"):
+            value = ref.get(key)
+            if value is not None and not isinstance(value, bool):
+                errs.append(
+                    FieldError(
+                        FIELD_TYPE_INVALID, f"{path}[{i}].{key}", "must be of type boolean", _json_type(value)
+                    )
+                )
+        if ref.get("controller") is True:
+            controllers.append(f"{ref.get('kind')}/{ref.get('name')}")
+    if len(controllers) > 1:
+        errs.append(
+            FieldError(
+                FIELD_INVALID,
+                path,
+                'Only one reference can have Controller set to true. Found "true" in references for '
+                + " and ".join(controllers),
+                refs,
+            )
+        )
+    return errs
