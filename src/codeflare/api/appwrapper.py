@@ -12,8 +12,8 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-from codeflare.api.raycluster import PRIORITY_LABEL, QUEUE_LABEL
 from codeflare.api.validation import ManifestError, validate_against_crd
+from codeflare.k8s.constants import PRIORITY_CLASS_LABEL, QUEUE_NAME_LABEL
 
 __all__ = ["APPWRAPPER_API_VERSION", "build_appwrapper"]
 
@@ -41,10 +41,10 @@ def build_appwrapper(
     for key in _SERVER_FIELDS:
         meta.pop(key, None)
     labels = meta.get("labels") or {}
-    local_queue = labels.pop(QUEUE_LABEL, None) if local_queue is None else local_queue
-    priority = labels.pop(PRIORITY_LABEL, None) if priority is None else priority
-    labels.pop(QUEUE_LABEL, None)
-    labels.pop(PRIORITY_LABEL, None)
+    local_queue = labels.pop(QUEUE_NAME_LABEL, None) if local_queue is None else local_queue
+    priority = labels.pop(PRIORITY_CLASS_LABEL, None) if priority is None else priority
+    labels.pop(QUEUE_NAME_LABEL, None)
+    labels.pop(PRIORITY_CLASS_LABEL, None)
     if not labels:
         meta.pop("labels", None)
     template.get("spec", {}).pop("suspend", None)
@@ -52,9 +52,9 @@ def build_appwrapper(
     wrapper_meta: dict[str, Any] = {"name": name, "namespace": namespace}
     wrapper_labels = {}
     if local_queue is not None:
-        wrapper_labels[QUEUE_LABEL] = local_queue
+        wrapper_labels[QUEUE_NAME_LABEL] = local_queue
     if priority is not None:
-        wrapper_labels[PRIORITY_LABEL] = priority
+        wrapper_labels[PRIORITY_CLASS_LABEL] = priority
     if wrapper_labels:
         wrapper_meta["labels"] = wrapper_labels
     wrapper = {

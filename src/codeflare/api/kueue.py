@@ -12,17 +12,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from codeflare.api.quantity import QuantityError, canonical, parse_quantity
-from codeflare.api.validation import (
-    ManifestError,
-    dns1123_label_problems,
-    dns1123_subdomain_problems,
-    extended_resource_problems,
-    validate_against_crd,
-)
+from codeflare.api.validation import ManifestError, extended_resource_problems, validate_against_crd
+from codeflare.k8s.constants import DEFAULT_QUEUE_ANNOTATION
+from codeflare.k8s.names import is_dns1123_label, is_dns1123_subdomain
+from codeflare.k8s.quantity import QuantityError, QuantityInput, canonical, parse_quantity
 
 __all__ = [
-    "DEFAULT_QUEUE_ANNOTATION",
     "FlavorQuota",
     "build_cluster_queue",
     "build_local_queue",
@@ -31,13 +26,11 @@ __all__ = [
 ]
 
 KUEUE_API_VERSION = "kueue.x-k8s.io/v1beta1"
-DEFAULT_QUEUE_ANNOTATION = "kueue.x-k8s.io/default-queue"
 QUEUEING_STRATEGIES = ("BestEffortFIFO", "StrictFIFO")
 STOP_POLICIES = ("None", "Hold", "HoldAndDrain")
 _BUILTIN_RESOURCES = frozenset({"cpu", "memory", "ephemeral-storage", "pods"})
 _INT32_MAX = 2**31 - 1
 
-Quantity = str | int | float
 Problems = list[tuple[str, str]]
 
 
@@ -49,9 +42,9 @@ class FlavorQuota:
     """
 
     name: str
-    resources: dict[str, Quantity]
-    borrowing_limit: dict[str, Quantity] | None = None
-    lending_limit: dict[str, Quantity] | None = None
+    resources: dict[str, QuantityInput]
+    borrowing_limit: dict[str, QuantityInput] | None = None
+    lending_limit: dict[str, QuantityInput] | None = None
 
 
 def build_resource_flavor(
@@ -61,7 +54,7 @@ def build_resource_flavor(
     taints: list[dict[str, Any]] | None = None,
 ) -> dict[str, Any]:
     """A ResourceFlavor: nodes with ``node_labels``; ``taints`` become ``spec.nodeTaints``."""
-    _raise_if("ResourceFlavor", name, [("name", p) for p in dns1123_subdomain_problems(name)])
+    _raise_if("ResourceFlavor", name, [("name", p) for p in is_dns1123_subdomain(name)])
     spec: dict[str, Any] = {}
     if node_labels:
         spec["nodeLabels"] = dict(node_labels)
@@ -88,9 +81,9 @@ def build_cluster_queue(
     ``namespace_selector`` defaults to ``{}`` (every namespace); ``None`` is not offered because
     Kueue reads a null selector as "no namespace". Quantities are written canonically.
     """
-    problems: Problems = [("name", p) for p in dns1123_subdomain_problems(name)]
+    problems: Problems = [("name", p) for p in is_dns1123_subdomain(name)]
     if cohort is not None:
-        problems += [("cohort", p) for p in dns1123_subdomain_problems(cohort)]
+        problems += [("cohort", p) for p in is_dns1123_subdomain(cohort)]
     if queueing_strategy not in QUEUEING_STRATEGIES:
         problems.append(("queueing_strategy", f"{queueing_strategy!r} must be one of {QUEUEING_STRATEGIES}"))
     if stop_policy is not None and stop_policy not in STOP_POLICIES:
@@ -127,9 +120,9 @@ def build_cluster_queue(
 
 def build_local_queue(name: str, namespace: str, cluster_queue: str, default: bool = False) -> dict[str, Any]:
     """A LocalQueue pointing at ``cluster_queue``; ``default`` marks it the namespace's default queue."""
-    problems: Problems = [("name", p) for p in dns1123_subdomain_problems(name)]
-    problems += [("namespace", p) for p in dns1123_label_problems(namespace)]
-    problems += [("cluster_queue", p) for p in dns1123_subdomain_problems(cluster_queue)]
+    problems: Problems = [("name", p) for p in is_dns1123_subdomain(name)]
+    problems += [("namespace", p) for p in is_dns1123_label(namespace)]
+    problems += [("cluster_queue", p) for p in is_dns1123_subdomain(cluster_queue)]
     _raise_if("LocalQueue", name, problems)
     metadata: dict[str, Any] = {"name": name, "namespace": namespace}
     if default:
@@ -140,7 +133,7 @@ def build_local_queue(name: str, namespace: str, cluster_queue: str, default: bo
 
 def build_workload_priority_class(name: str, value: int, description: str = "") -> dict[str, Any]:
     """A WorkloadPriorityClass: workloads labelled with ``name`` get priority ``value`` (int32)."""
-    problems: Problems = [("name", p) for p in dns1123_subdomain_problems(name)]
+    problems: Problems = [("name", p) for p in is_dns1123_subdomain(name)]
     if isinstance(value, bool) or not isinstance(value, int) or not -_INT32_MAX - 1 <= value <= _INT32_MAX:
         problems.append(("value", f"{value!r} must be a 32-bit integer"))
     _raise_if("WorkloadPriorityClass", name, problems)
@@ -155,7 +148,7 @@ def build_workload_priority_class(name: str, value: int, description: str = "") 
 
 
 def _flavor_problems(where: str, flavor: FlavorQuota) -> Problems:
-    problems: Problems = [(f"{where}.name", p) for p in dns1123_subdomain_problems(flavor.name)]
+    problems: Problems = [(f"{where}.name", p) for p in is_dns1123_subdomain(flavor.name)]
     if not flavor.resources:
         problems.append((f"{where}.resources", "must give a quota for at least one resource"))
     for resource, amount in flavor.resources.items():
@@ -180,7 +173,7 @@ def _flavor_problems(where: str, flavor: FlavorQuota) -> Problems:
     return problems
 
 
-def _amount_problems(where: str, amount: Quantity) -> Problems:
+def _amount_problems(where: str, amount: QuantityInput) -> Problems:
     try:
         value = parse_quantity(amount)
     except QuantityError as error:

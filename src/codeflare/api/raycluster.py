@@ -3,7 +3,7 @@
 The SDK's ``ClusterConfiguration`` is the usual input; this module only relies on the attributes
 listed in :class:`ClusterSettings`, so ``codeflare.api`` does not import the SDK. Decisions made
 here: one head container ``ray-head`` and one ``ray-worker`` container per group; ``num-cpus`` is
-always set explicitly (:func:`~codeflare.api.quantity.ray_num_cpus`); GPU-like extended resources
+always set explicitly (:func:`~codeflare.api.amounts.ray_num_cpus`); GPU-like extended resources
 become ``num-gpus``, others Ray custom resources; queued clusters carry Kueue's labels and start
 suspended. The output is checked against our CRD before it is returned. No I/O.
 """
@@ -14,14 +14,14 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any, Protocol
 
-from codeflare.api.quantity import cpu_quantity, memory_quantity, ray_num_cpus, whole_count
+from codeflare.api.amounts import cpu_amount, memory_amount, ray_num_cpus, whole_count
 from codeflare.api.validation import validate_against_crd
+from codeflare.k8s.constants import PRIORITY_CLASS_LABEL, QUEUE_NAME_LABEL
+from codeflare.k8s.quantity import QuantityInput
 
 __all__ = [
     "DEFAULT_RESOURCE_MAPPING",
     "DEFAULT_WORKER_GROUP",
-    "PRIORITY_LABEL",
-    "QUEUE_LABEL",
     "RAY_IMAGE",
     "RAY_VERSION",
     "ClusterSettings",
@@ -33,8 +33,6 @@ __all__ = [
 RAY_VERSION = "2.60.0"
 RAY_IMAGE = f"rayproject/ray:{RAY_VERSION}"
 DEFAULT_WORKER_GROUP = "default-worker"
-QUEUE_LABEL = "kueue.x-k8s.io/queue-name"
-PRIORITY_LABEL = "kueue.x-k8s.io/priority-class"
 #: Extended resource -> Ray resource; "GPU" becomes ``num-gpus``, anything else ``resources``.
 DEFAULT_RESOURCE_MAPPING: Mapping[str, str] = {
     "nvidia.com/gpu": "GPU",
@@ -45,8 +43,6 @@ DEFAULT_RESOURCE_MAPPING: Mapping[str, str] = {
 HEAD_PORTS = (("gcs", 6379), ("dashboard", 8265), ("client", 10001), ("metrics", 8080))
 AUTOSCALER_OPTIONS = {"upscalingMode": "Default", "idleTimeoutSeconds": 60}
 
-Quantity = str | int | float
-
 
 class WorkerGroupSettings(Protocol):
     """An additional worker group, as ``codeflare.sdk.config.WorkerGroup`` describes it."""
@@ -56,15 +52,15 @@ class WorkerGroupSettings(Protocol):
     @property
     def replicas(self) -> int: ...
     @property
-    def cpu_requests(self) -> Quantity: ...
+    def cpu_requests(self) -> QuantityInput: ...
     @property
-    def cpu_limits(self) -> Quantity: ...
+    def cpu_limits(self) -> QuantityInput: ...
     @property
-    def memory_requests(self) -> Quantity: ...
+    def memory_requests(self) -> QuantityInput: ...
     @property
-    def memory_limits(self) -> Quantity: ...
+    def memory_limits(self) -> QuantityInput: ...
     @property
-    def extended_resource_requests(self) -> dict[str, Quantity]: ...
+    def extended_resource_requests(self) -> dict[str, QuantityInput]: ...
     @property
     def min_replicas(self) -> int | None: ...
     @property
@@ -83,25 +79,25 @@ class ClusterSettings(Protocol):
     @property
     def num_workers(self) -> int: ...
     @property
-    def head_cpu_requests(self) -> Quantity: ...
+    def head_cpu_requests(self) -> QuantityInput: ...
     @property
-    def head_cpu_limits(self) -> Quantity: ...
+    def head_cpu_limits(self) -> QuantityInput: ...
     @property
-    def head_memory_requests(self) -> Quantity: ...
+    def head_memory_requests(self) -> QuantityInput: ...
     @property
-    def head_memory_limits(self) -> Quantity: ...
+    def head_memory_limits(self) -> QuantityInput: ...
     @property
-    def head_extended_resource_requests(self) -> dict[str, Quantity]: ...
+    def head_extended_resource_requests(self) -> dict[str, QuantityInput]: ...
     @property
-    def worker_cpu_requests(self) -> Quantity: ...
+    def worker_cpu_requests(self) -> QuantityInput: ...
     @property
-    def worker_cpu_limits(self) -> Quantity: ...
+    def worker_cpu_limits(self) -> QuantityInput: ...
     @property
-    def worker_memory_requests(self) -> Quantity: ...
+    def worker_memory_requests(self) -> QuantityInput: ...
     @property
-    def worker_memory_limits(self) -> Quantity: ...
+    def worker_memory_limits(self) -> QuantityInput: ...
     @property
-    def worker_extended_resource_requests(self) -> dict[str, Quantity]: ...
+    def worker_extended_resource_requests(self) -> dict[str, QuantityInput]: ...
     @property
     def resource_mapping(self) -> dict[str, str]: ...
     @property
@@ -153,9 +149,9 @@ def build_raycluster(config: ClusterSettings, namespace: str) -> dict[str, Any]:
     config.validate()
     labels = dict(config.labels)
     if config.local_queue is not None:
-        labels[QUEUE_LABEL] = config.local_queue
+        labels[QUEUE_NAME_LABEL] = config.local_queue
     if config.priority is not None:
-        labels[PRIORITY_LABEL] = config.priority
+        labels[PRIORITY_CLASS_LABEL] = config.priority
     metadata: dict[str, Any] = {"name": config.name, "namespace": namespace}
     if labels:
         metadata["labels"] = labels
@@ -218,9 +214,9 @@ def _worker_group(
     name: str,
     replicas: int,
     bounds: tuple[int | None, int | None],
-    cpu: tuple[Quantity, Quantity],
-    memory: tuple[Quantity, Quantity],
-    extended: dict[str, Quantity],
+    cpu: tuple[QuantityInput, QuantityInput],
+    memory: tuple[QuantityInput, QuantityInput],
+    extended: dict[str, QuantityInput],
 ) -> dict[str, Any]:
     low, high = bounds if config.enable_autoscaling else (None, None)
     params = {"block": "true"}
@@ -238,9 +234,9 @@ def _worker_group(
 
 
 def _ray_resource_params(
-    cpu_limit: Quantity, extended: dict[str, Quantity], mapping: Mapping[str, str]
+    cpu_limit: QuantityInput, extended: dict[str, QuantityInput], mapping: Mapping[str, str]
 ) -> dict[str, str]:
-    params = {"num-cpus": str(ray_num_cpus(cpu_quantity(cpu_limit)))}
+    params = {"num-cpus": str(ray_num_cpus(cpu_amount(cpu_limit)))}
     gpus = 0
     custom: dict[str, int] = {}
     for resource, amount in sorted(extended.items()):
@@ -260,12 +256,12 @@ def _ray_resource_params(
 def _container(
     config: ClusterSettings,
     name: str,
-    cpu: tuple[Quantity, Quantity],
-    memory: tuple[Quantity, Quantity],
-    extended: dict[str, Quantity],
+    cpu: tuple[QuantityInput, QuantityInput],
+    memory: tuple[QuantityInput, QuantityInput],
+    extended: dict[str, QuantityInput],
 ) -> dict[str, Any]:
-    requests = {"cpu": cpu_quantity(cpu[0]), "memory": memory_quantity(memory[0])}
-    limits = {"cpu": cpu_quantity(cpu[1]), "memory": memory_quantity(memory[1])}
+    requests = {"cpu": cpu_amount(cpu[0]), "memory": memory_amount(memory[0])}
+    limits = {"cpu": cpu_amount(cpu[1]), "memory": memory_amount(memory[1])}
     for resource, amount in sorted(extended.items()):
         requests[resource] = limits[resource] = str(whole_count(amount))
     container: dict[str, Any] = {"name": name, "image": config.image}

@@ -14,19 +14,13 @@ from typing import Any
 
 import yaml
 
-from codeflare.api.raycluster import PRIORITY_LABEL, QUEUE_LABEL, ClusterSettings, raycluster_spec
-from codeflare.api.validation import (
-    ManifestError,
-    dns1123_label_problems,
-    dns1123_subdomain_problems,
-    label_key_problems,
-    label_value_problems,
-    validate_against_crd,
-)
+from codeflare.api.raycluster import ClusterSettings, raycluster_spec
+from codeflare.api.validation import ManifestError, label_problems, validate_against_crd
+from codeflare.k8s.constants import PRIORITY_CLASS_LABEL, QUEUE_NAME_LABEL, RAY_CLUSTER_LABEL
+from codeflare.k8s.names import is_dns1123_label, is_dns1123_subdomain
 
-__all__ = ["CLUSTER_LABEL", "MAX_RAYJOB_NAME_LENGTH", "SUBMISSION_MODES", "build_rayjob"]
+__all__ = ["MAX_RAYJOB_NAME_LENGTH", "SUBMISSION_MODES", "build_rayjob"]
 
-CLUSTER_LABEL = "ray.io/cluster"
 #: KubeRay derives the cluster and submitter Job names from the RayJob's by appending a suffix.
 MAX_RAYJOB_NAME_LENGTH = 47
 SUBMISSION_MODES = ("K8sJobMode", "HTTPMode", "InteractiveMode")
@@ -88,9 +82,9 @@ def build_rayjob(
 
     all_labels = dict(labels or {})
     if local_queue is not None:
-        all_labels[QUEUE_LABEL] = local_queue
+        all_labels[QUEUE_NAME_LABEL] = local_queue
     if priority is not None:
-        all_labels[PRIORITY_LABEL] = priority
+        all_labels[PRIORITY_CLASS_LABEL] = priority
     meta: dict[str, Any] = {"name": job_name, "namespace": namespace}
     if all_labels:
         meta["labels"] = all_labels
@@ -108,7 +102,7 @@ def build_rayjob(
     if cluster_config is not None:
         spec["rayClusterSpec"] = raycluster_spec(cluster_config)
     else:
-        spec["clusterSelector"] = {CLUSTER_LABEL: cluster_name}
+        spec["clusterSelector"] = {RAY_CLUSTER_LABEL: cluster_name}
     spec["shutdownAfterJobFinishes"] = shutdown_after_job_finishes
     spec["ttlSecondsAfterFinished"] = ttl_seconds_after_finished
     if active_deadline_seconds is not None:
@@ -132,21 +126,21 @@ def _argument_problems(
     metadata: dict[str, str] | None,
     labels: dict[str, str] | None,
 ) -> Problems:
-    problems: Problems = [("job_name", p) for p in dns1123_label_problems(job_name, MAX_RAYJOB_NAME_LENGTH)]
+    problems: Problems = [("job_name", p) for p in is_dns1123_label(job_name, MAX_RAYJOB_NAME_LENGTH)]
     if not isinstance(entrypoint, str) or not entrypoint.strip():
         problems.append(("entrypoint", "must be a non-empty command"))
     if (cluster_name is None) == (cluster_config is None):
         problems.append(("cluster_name", "give exactly one of cluster_name (existing cluster) or "
                                          "cluster_config (a cluster the job brings)"))
     if cluster_name is not None:
-        problems += [("cluster_name", p) for p in dns1123_label_problems(cluster_name)]
+        problems += [("cluster_name", p) for p in is_dns1123_label(cluster_name)]
     for key, value in (metadata or {}).items():
         if not isinstance(key, str) or not isinstance(value, str):
             problems.append((f"metadata[{key!r}]", "keys and values must be strings"))
     for key, value in (labels or {}).items():
         where = f"labels[{key!r}]"
-        problems += [(where, p) for p in label_key_problems(key) + label_value_problems(value)]
-        if key in (QUEUE_LABEL, PRIORITY_LABEL):
+        problems += [(where, p) for p in label_problems(key, value)]
+        if key in (QUEUE_NAME_LABEL, PRIORITY_CLASS_LABEL):
             problems.append((where, "is set by the SDK; use local_queue or priority instead"))
     return problems
 
@@ -157,9 +151,9 @@ def _queue_problems(local_queue: str | None, priority: str | None, owns_cluster:
         if not owns_cluster:
             problems.append(("local_queue", "only a job that brings its cluster (cluster_config) can be "
                                             "queued; queue the existing cluster instead"))
-        problems += [("local_queue", p) for p in dns1123_subdomain_problems(local_queue)]
+        problems += [("local_queue", p) for p in is_dns1123_subdomain(local_queue)]
     if priority is not None:
-        problems += [("priority", p) for p in dns1123_subdomain_problems(priority)]
+        problems += [("priority", p) for p in is_dns1123_subdomain(priority)]
     return problems
 
 

@@ -1,35 +1,29 @@
 """Client-side checks of names, labels and built manifests, before anything reaches an API server.
 
-Two layers use this: the SDK's typed configuration checks user input field by field (RFC 1123
-names, label keys and values, extended resource names), and every builder in ``codeflare.api``
-passes its output through :func:`validate_against_crd`, so a manifest that our CRDs would reject
-(or silently prune) never leaves the SDK. Checks return plain problem strings; raising is left to
-the caller, except :func:`validate_against_crd`, which raises :class:`ManifestError`. No I/O.
+Two layers use this: the SDK's typed configuration checks user input field by field (names and
+labels with the rules of :mod:`codeflare.k8s.names`, extended resource names here), and every
+builder in ``codeflare.api`` passes its output through :func:`validate_against_crd`, so a manifest
+that our CRDs would reject (or silently prune) never leaves the SDK. Checks return plain problem
+strings; raising is left to the caller, except :func:`validate_against_crd`, which raises
+:class:`ManifestError`. No I/O.
 """
 
 from __future__ import annotations
 
 import copy
 import functools
-import re
 from typing import Any
 
 from codeflare.errors import CodeFlareError
+from codeflare.k8s.names import is_dns1123_label, is_dns1123_subdomain, is_label_value, is_qualified_name
 
 __all__ = [
     "ManifestError",
-    "dns1123_label_problems",
-    "dns1123_subdomain_problems",
     "extended_resource_problems",
-    "label_key_problems",
-    "label_value_problems",
+    "label_problems",
     "validate_against_crd",
 ]
 
-_LABEL = "[a-z0-9]([-a-z0-9]*[a-z0-9])?"
-_LABEL_RE = re.compile(f"^{_LABEL}$")
-_SUBDOMAIN_RE = re.compile(rf"^{_LABEL}(\.{_LABEL})*$")
-_QUALIFIED_RE = re.compile("^([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]$")
 _STANDARD_RESOURCES = frozenset({"cpu", "memory", "ephemeral-storage", "pods"})
 
 # (apiVersion, kind) -> (group, plural) of the bundled CRD that defines it.
@@ -54,60 +48,12 @@ class ManifestError(CodeFlareError, ValueError):
         super().__init__(f"{kind} {name!r} is invalid:\n{lines}")
 
 
-def dns1123_label_problems(value: str, max_length: int = 63) -> list[str]:
-    """Why ``value`` is not an RFC 1123 label of at most ``max_length`` characters; [] when it is."""
-    problems = []
-    if len(value) > max_length:
-        problems.append(f"must be no more than {max_length} characters (is {len(value)})")
-    if not _LABEL_RE.match(value):
-        problems.append(
-            "must be an RFC 1123 label: lower-case letters, digits and '-', starting and ending "
-            "with a letter or digit (e.g. 'my-cluster')"
-        )
-    return problems
-
-
-def dns1123_subdomain_problems(value: str) -> list[str]:
-    """Why ``value`` is not an RFC 1123 subdomain (dot-separated labels, <= 253 chars)."""
-    problems = []
-    if len(value) > 253:
-        problems.append(f"must be no more than 253 characters (is {len(value)})")
-    if not _SUBDOMAIN_RE.match(value):
-        problems.append(
-            "must be an RFC 1123 subdomain: lower-case letters, digits, '-' and '.', starting and "
-            "ending with a letter or digit (e.g. 'example.com')"
-        )
-    return problems
-
-
-def label_key_problems(key: str) -> list[str]:
-    """Why ``key`` is not a label/annotation key (``[prefix/]name``, name <= 63, prefix a subdomain)."""
-    prefix, slash, name = key.rpartition("/")
-    problems = []
-    if slash and not prefix:
-        problems.append("prefix part must not be empty")
-    if slash and prefix:
-        problems += [f"prefix part {p}" for p in dns1123_subdomain_problems(prefix)]
-    if not name:
-        problems.append("name part must not be empty")
-    elif len(name) > 63 or not _QUALIFIED_RE.match(name):
-        problems.append(
-            "name part must be at most 63 characters of letters, digits, '-', '_' or '.', "
-            "starting and ending with a letter or digit"
-        )
-    return problems
-
-
-def label_value_problems(value: object) -> list[str]:
-    """Why ``value`` is not a label value (a string, <= 63 chars, qualified-name characters or empty)."""
+def label_problems(key: str, value: object) -> list[str]:
+    """Why ``key: value`` is not a label: the key is a qualified name, the value a label value string."""
+    problems = is_qualified_name(key)
     if not isinstance(value, str):
-        return [f"must be a string (is {type(value).__name__})"]
-    if value and (len(value) > 63 or not _QUALIFIED_RE.match(value)):
-        return [
-            "must be empty or at most 63 characters of letters, digits, '-', '_' or '.', "
-            "starting and ending with a letter or digit"
-        ]
-    return []
+        return [*problems, f"must be a string (is {type(value).__name__})"]
+    return problems + is_label_value(value)
 
 
 def extended_resource_problems(name: str) -> list[str]:
@@ -123,7 +69,7 @@ def extended_resource_problems(name: str) -> list[str]:
         return ["must be a domain-prefixed resource name such as 'nvidia.com/gpu'"]
     if prefix == "kubernetes.io" or prefix.endswith(".kubernetes.io"):
         return ["the kubernetes.io domain is reserved for built-in resources"]
-    return label_key_problems(name)
+    return is_qualified_name(name)
 
 
 def validate_against_crd(obj: dict[str, Any]) -> None:
@@ -158,21 +104,21 @@ def _metadata_problems(kind: str, meta: dict[str, Any]) -> list[tuple[str, str]]
     if not isinstance(name, str) or not name:
         problems.append(("metadata.name", "is required"))
     else:
-        problems += [("metadata.name", p) for p in dns1123_subdomain_problems(name)]
+        problems += [("metadata.name", p) for p in is_dns1123_subdomain(name)]
     namespace = meta.get("namespace")
     if kind in _NAMESPACED:
         if not isinstance(namespace, str) or not namespace:
             problems.append(("metadata.namespace", f"is required for a namespaced {kind}"))
         else:
-            problems += [("metadata.namespace", p) for p in dns1123_label_problems(namespace)]
+            problems += [("metadata.namespace", p) for p in is_dns1123_label(namespace)]
     elif namespace is not None:
         problems.append(("metadata.namespace", f"must not be set for a cluster-scoped {kind}"))
     for key, value in (meta.get("labels") or {}).items():
         where = f"metadata.labels[{key!r}]"
-        problems += [(where, p) for p in label_key_problems(key) + label_value_problems(value)]
+        problems += [(where, p) for p in label_problems(key, value)]
     for key, value in (meta.get("annotations") or {}).items():
         where = f"metadata.annotations[{key!r}]"
-        problems += [(where, p) for p in label_key_problems(key)]
+        problems += [(where, p) for p in is_qualified_name(key)]
         if not isinstance(value, str):
             problems.append((where, f"must be a string (is {type(value).__name__})"))
     return problems
@@ -180,10 +126,9 @@ def _metadata_problems(kind: str, meta: dict[str, Any]) -> list[tuple[str, str]]
 
 @functools.cache
 def _compiled_schema(api_version: str, kind: str) -> Any:
-    # Imported here: the schema engine belongs to the embedded API server and is only needed
-    # when a manifest is actually built.
+    # Imported here: the schema engine is only needed when a manifest is actually built.
     from codeflare.api.crds import crd_for
-    from codeflare.apiserver.schema import CompiledSchema
+    from codeflare.k8s.schema import CompiledSchema
 
     group, plural = _KINDS[(api_version, kind)]
     version = api_version.rpartition("/")[2]

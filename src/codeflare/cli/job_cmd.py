@@ -30,6 +30,7 @@ from codeflare.cli.output import (
     print_table,
     say,
 )
+from codeflare.k8s.constants import QUEUE_NAME_LABEL, RAY_CLUSTER_LABEL
 
 if TYPE_CHECKING:
     from codeflare.sdk.client import Client
@@ -188,8 +189,8 @@ def _list(args: argparse.Namespace) -> int:
             "deployment": status.get("jobDeploymentStatus") or ("Suspended" if spec.get("suspend") else ""),
             "job": status.get("jobStatus") or "",
             "cluster": status.get("rayClusterName")
-            or (spec.get("clusterSelector") or {}).get("ray.io/cluster", ""),
-            "queue": (meta.get("labels") or {}).get("kueue.x-k8s.io/queue-name"),
+            or (spec.get("clusterSelector") or {}).get(RAY_CLUSTER_LABEL, ""),
+            "queue": (meta.get("labels") or {}).get(QUEUE_NAME_LABEL),
             "entrypoint": spec.get("entrypoint"),
             "message": status.get("message") or "",
         })

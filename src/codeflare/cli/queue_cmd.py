@@ -22,6 +22,7 @@ from codeflare.cli.output import (
     print_table,
     say,
 )
+from codeflare.k8s.constants import DEFAULT_QUEUE_ANNOTATION
 
 
 def register(subparsers: Any, name: str) -> None:
@@ -87,7 +88,7 @@ def _describe(args: argparse.Namespace) -> int:
         "namespace": namespace,
         "cluster_queue": cq_name,
         "cluster_queue_exists": cluster_queue is not None,
-        "default": str(annotations.get("kueue.x-k8s.io/default-queue", "")).lower() == "true",
+        "default": str(annotations.get(DEFAULT_QUEUE_ANNOTATION, "")).lower() == "true",
         "pending": status.get("pendingWorkloads", 0),
         "admitted": status.get("admittedWorkloads", 0),
         "quota": quota_rows(cluster_queue),

@@ -24,6 +24,7 @@ import math
 import re
 from dataclasses import dataclass
 from decimal import Decimal
+from typing import Union
 
 __all__ = [
     "Format",
@@ -40,8 +41,8 @@ __all__ = [
     "parse_quantity",
 ]
 
-QuantityInput = str | int | float | Decimal
-"""What the functions here accept: a quantity string, or a number of base units."""
+QuantityInput = Union[str, int, float, Decimal, "Quantity"]
+"""What the functions here accept: a quantity string, a number of base units, or a Quantity."""
 
 
 class Format(enum.Enum):
@@ -115,6 +116,8 @@ def _parse(value: QuantityInput) -> tuple[Decimal, Format]:
         raise QuantityError(f"{value!r} is not a quantity (a boolean)")
     if isinstance(value, str):
         return _parse_text(value)
+    if isinstance(value, Quantity):
+        return Decimal(value.milli).scaleb(-3), Format.DECIMAL_SI
     if isinstance(value, int):
         return Decimal(value), Format.DECIMAL_SI
     if isinstance(value, float):
@@ -246,7 +249,7 @@ class Quantity:
     milli: int
 
     @classmethod
-    def parse(cls, value: QuantityInput | Quantity) -> Quantity:
+    def parse(cls, value: QuantityInput) -> Quantity:
         """From a quantity string, a number of base units, or another Quantity (sub-milli rounds up)."""
         if isinstance(value, Quantity):
             return value

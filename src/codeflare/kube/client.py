@@ -17,6 +17,7 @@ import threading
 from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine, Mapping
 from typing import Any, TypeVar
 
+from codeflare.k8s.types import Obj
 from codeflare.kube import errors
 from codeflare.kube.config import Connection
 from codeflare.kube.kinds import Kind
@@ -24,7 +25,6 @@ from codeflare.kube.kinds import Kind
 log = logging.getLogger(__name__)
 
 T = TypeVar("T")
-Obj = dict[str, Any]
 ALL_NAMESPACES = "*"
 
 

@@ -12,15 +12,14 @@ import asyncio
 import logging
 import time
 from collections.abc import Callable, Mapping
-from typing import Any
 
+from codeflare.k8s.types import Obj
 from codeflare.kube import errors
 from codeflare.kube.client import AsyncKube
 from codeflare.kube.kinds import Kind
 
 log = logging.getLogger(__name__)
 
-Obj = dict[str, Any]
 Key = tuple[str, str]
 Handler = Callable[[str, Obj, Obj | None], None]  # (ADDED|MODIFIED|DELETED, object, previous)
 

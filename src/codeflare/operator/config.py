@@ -33,6 +33,8 @@ from pydantic import (
 from pydantic.alias_generators import to_camel
 from pydantic_core import PydanticCustomError
 
+from codeflare.k8s.constants import OPERATOR_NAME
+from codeflare.k8s.names import is_dns1123_subdomain
 from codeflare.operator.durations import DurationError, format_duration, parse_duration
 
 __all__ = [
@@ -130,6 +132,18 @@ Duration = Annotated[
     timedelta, BeforeValidator(_to_duration), PlainSerializer(format_duration, return_type=str)
 ]
 PositiveDuration = Annotated[Duration, AfterValidator(_positive)]
+
+
+def _object_name(value: str) -> str:
+    problems = is_dns1123_subdomain(value)
+    if problems:
+        detail = {"text": value, "problems": "; ".join(problems)}
+        raise PydanticCustomError("object_name", 'invalid value "{text}": {problems}', detail)
+    return value
+
+
+ObjectName = Annotated[str, AfterValidator(_object_name)]
+"""The name of a Kubernetes object (a DNS-1123 subdomain, as the API server requires)."""
 GracePeriod = Annotated[Duration, _clamp_to(GRACE_PERIOD_MAXIMUM)]
 
 _LABEL = r"[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?"
@@ -164,7 +178,6 @@ def _is_ip(text: str, version: int) -> bool:
 
 
 BindAddress = Annotated[str, AfterValidator(_check_bind_address)]
-_DNS_SUBDOMAIN = r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$"
 _PATH_SEGMENT = r"^[A-Za-z0-9._~-]+$"
 
 
@@ -215,9 +228,7 @@ class LeaderElectionConfig(_Section):
     """Leader election over a coordination.k8s.io/v1 Lease named ``resource_name``."""
 
     leader_elect: bool = False
-    resource_name: str = Field(
-        default="codeflare-operator", min_length=1, max_length=253, pattern=_DNS_SUBDOMAIN
-    )
+    resource_name: ObjectName = OPERATOR_NAME
     lease_duration: PositiveDuration = timedelta(seconds=15)
     renew_deadline: PositiveDuration = timedelta(seconds=10)
     retry_period: PositiveDuration = timedelta(seconds=2)

@@ -5,21 +5,18 @@ Recording never fails a reconcile: an Event that cannot be written is logged and
 
 from __future__ import annotations
 
-import datetime
 import logging
 import uuid
 from typing import Any
 
+from codeflare.k8s.constants import OPERATOR_NAME
+from codeflare.k8s.timestamps import now_rfc3339
 from codeflare.kube import errors, kinds
 from codeflare.kube.client import AsyncKube
 
 log = logging.getLogger(__name__)
 
-COMPONENT = "codeflare-operator"
-
-
-def _now() -> str:
-    return datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+COMPONENT = OPERATOR_NAME
 
 
 class EventRecorder:
@@ -32,7 +29,7 @@ class EventRecorder:
     async def record(self, obj: dict[str, Any], reason: str, message: str, *, type_: str = "Normal") -> None:
         meta = obj.get("metadata") or {}
         namespace = meta.get("namespace") or "default"
-        now = _now()
+        now = now_rfc3339()
         event = {
             "metadata": {
                 "name": f"{meta.get('name', 'object')}.{uuid.uuid4().hex[:12]}",

@@ -13,6 +13,7 @@ import datetime
 import logging
 from typing import Any
 
+from codeflare.k8s import timestamps
 from codeflare.kube import errors, kinds
 from codeflare.kube.client import AsyncKube
 from codeflare.operator.config import LeaderElectionConfig
@@ -20,15 +21,11 @@ from codeflare.operator.config import LeaderElectionConfig
 log = logging.getLogger(__name__)
 
 
-def _micro(ts: datetime.datetime) -> str:
-    return ts.strftime("%Y-%m-%dT%H:%M:%S.%fZ")
-
-
 def _parse(ts: str | None) -> datetime.datetime | None:
     if not ts:
         return None
     try:
-        return datetime.datetime.fromisoformat(ts.replace("Z", "+00:00"))
+        return timestamps.parse_rfc3339(ts)
     except ValueError:
         return None
 
@@ -58,17 +55,18 @@ class LeaderElector:
         prev = (previous or {}).get("spec") or {}
         transitions = int(prev.get("leaseTransitions") or 0)
         same = prev.get("holderIdentity") == self.identity
+        stamp = timestamps.format_micro(now)
         return {
             "holderIdentity": self.identity,
             "leaseDurationSeconds": int(self.config.lease_duration.total_seconds()),
-            "acquireTime": prev.get("acquireTime") if same and prev.get("acquireTime") else _micro(now),
-            "renewTime": _micro(now),
+            "acquireTime": prev["acquireTime"] if same and prev.get("acquireTime") else stamp,
+            "renewTime": stamp,
             "leaseTransitions": transitions if same or not prev.get("holderIdentity") else transitions + 1,
         }
 
     async def try_acquire(self) -> bool:
         """One attempt to take or renew the Lease."""
-        now = datetime.datetime.now(datetime.UTC)
+        now = timestamps.now()
         name = self.config.resource_name
         lease = await self.kube.find(kinds.LEASE, name, self.namespace)
         try:

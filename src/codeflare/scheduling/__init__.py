@@ -2,9 +2,11 @@
 
 ``AdmissionEngine`` keeps ClusterQueues, LocalQueues, ResourceFlavors, namespaces, workloads and
 an optional node snapshot up to date incrementally; ``schedule(now)`` returns admissions,
-preemptions, evictions and pending reasons. Standard library only; no I/O, no clock reads.
+preemptions, evictions and pending reasons. Amounts are :class:`codeflare.k8s.quantity.Quantity`
+(integer milli-units). Standard library and ``codeflare.k8s`` only; no I/O, no clock reads.
 """
 
+from codeflare.k8s.quantity import Quantity, QuantityError, format_milli, milli_value
 from codeflare.scheduling.engine import AdmissionEngine, admission_usage, workload_shape
 from codeflare.scheduling.model import (
     Admission,
@@ -25,8 +27,12 @@ from codeflare.scheduling.model import (
     Workload,
     workload_key,
 )
-from codeflare.scheduling.quantity import Quantity, QuantityError, format_quantity, parse_quantity
 from codeflare.scheduling.results import Eviction, PendingInfo, Preempted, SchedulingResult, Shortfall
+
+# Transitional names for importers outside this package (operator.queueing, tests/support) that
+# predate codeflare.k8s.quantity; new code calls milli_value / format_milli. Removed once unused.
+parse_quantity = milli_value
+format_quantity = format_milli
 
 __all__ = [
     "Admission",

@@ -11,9 +11,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from codeflare.k8s.quantity import Quantity
 from codeflare.scheduling.capacity import NodeCapacity
 from codeflare.scheduling.model import Admission, ClusterQueue, PodSetAssignment, ResourceFlavor
-from codeflare.scheduling.quantity import Quantity
 from codeflare.scheduling.quota import CompiledQueue, FlavorResource, QuotaBook
 from codeflare.scheduling.results import Shortfall
 

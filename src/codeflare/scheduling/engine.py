@@ -21,6 +21,7 @@ import logging
 from collections.abc import Mapping
 from dataclasses import replace
 
+from codeflare.k8s.quantity import Quantity
 from codeflare.scheduling.assignment import AssignmentContext, Shape
 from codeflare.scheduling.capacity import NodeCapacity
 from codeflare.scheduling.model import (
@@ -32,7 +33,6 @@ from codeflare.scheduling.model import (
     Workload,
 )
 from codeflare.scheduling.preemption import AdmittedWorkload
-from codeflare.scheduling.quantity import Quantity
 from codeflare.scheduling.queues import PendingQueue, order_key
 from codeflare.scheduling.quota import FlavorResource, QuotaBook
 from codeflare.scheduling.results import Eviction, PendingInfo, SchedulingResult

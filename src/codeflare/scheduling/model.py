@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from codeflare.scheduling.quantity import Quantity
+from codeflare.k8s.quantity import Quantity
 
 QueueingStrategy = Literal["BestEffortFIFO", "StrictFIFO"]
 StopPolicy = Literal["None", "Hold", "HoldAndDrain"]

@@ -10,8 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Literal
 
+from codeflare.k8s.quantity import format_milli
 from codeflare.scheduling.model import Admission
-from codeflare.scheduling.quantity import format_quantity
 
 PreemptionReason = Literal["InClusterQueue", "InCohortReclamation", "InCohortReclaimWhileBorrowing"]
 PendingKind = Literal[
@@ -55,24 +55,24 @@ class Shortfall:
     @property
     def message(self) -> str:
         """The shortfall in words, e.g. ``insufficient quota for cpu in flavor f in ...``."""
-        req, avail = format_quantity(self.requested), format_quantity(self.available)
+        req, avail = format_milli(self.requested), format_milli(self.available)
         if self.kind == "capacity":
             return (
                 f"insufficient node capacity for {self.resource} in flavor {self.flavor}: "
-                f"requests {req}, available {avail} (allocatable {format_quantity(self.allocatable)} "
-                f"on {self.nodes} nodes, {format_quantity(self.unmanaged)} used by other pods, "
-                f"{format_quantity(self.in_use)} used by admitted workloads)"
+                f"requests {req}, available {avail} (allocatable {format_milli(self.allocatable)} "
+                f"on {self.nodes} nodes, {format_milli(self.unmanaged)} used by other pods, "
+                f"{format_milli(self.in_use)} used by admitted workloads)"
             )
         if self.borrowable >= 0:
             detail = (
-                f"nominal {format_quantity(self.nominal)} + borrowable {format_quantity(self.borrowable)}"
+                f"nominal {format_milli(self.nominal)} + borrowable {format_milli(self.borrowable)}"
             )
         else:
-            detail = f"nominal {format_quantity(self.nominal)} - lent {format_quantity(-self.borrowable)}"
+            detail = f"nominal {format_milli(self.nominal)} - lent {format_milli(-self.borrowable)}"
         return (
             f"insufficient quota for {self.resource} in flavor {self.flavor} in ClusterQueue "
             f"{self.cluster_queue}: requests {req}, available {avail} "
-            f"({detail}, in use {format_quantity(self.in_use)})"
+            f"({detail}, in use {format_milli(self.in_use)})"
         )
 
 

@@ -17,8 +17,8 @@ import re
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 
+from codeflare.k8s.quantity import QuantityError, format_milli, milli_value
 from codeflare.scheduling.model import PodSet
-from codeflare.scheduling.quantity import QuantityError, format_quantity, parse_quantity
 
 Requests = Mapping[str, int]  # resource -> milli-units
 
@@ -122,7 +122,7 @@ def parse_capacity_reason(message: str) -> tuple[CapacityShortfall, ...] | None:
         if match is None:
             continue
         try:
-            requested, available = parse_quantity(match["requested"]), parse_quantity(match["available"])
+            requested, available = milli_value(match["requested"]), milli_value(match["available"])
         except QuantityError:
             return None
         found.append(CapacityShortfall(match["flavor"], match["resource"], requested, available))
@@ -360,4 +360,4 @@ def describe_request(request: ScaleRequest, group: NodeGroup | None) -> str:
 
 def describe_shape(shape: Requests) -> str:
     """``cpu=8, memory=32Gi, nvidia.com/gpu=1`` for messages."""
-    return ", ".join(f"{r}={format_quantity(v)}" for r, v in sorted(shape.items()))
+    return ", ".join(f"{r}={format_milli(v)}" for r, v in sorted(shape.items()))

@@ -10,6 +10,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from codeflare.k8s.constants import DEFAULT_QUEUE_ANNOTATION
+
 if TYPE_CHECKING:
     from codeflare.kube.client import Kube
     from codeflare.kube.config import Connection
@@ -50,7 +52,7 @@ class Client:
             return None
         for queue in queues:
             annotations = (queue.get("metadata") or {}).get("annotations") or {}
-            if str(annotations.get("kueue.x-k8s.io/default-queue", "")).lower() == "true":
+            if str(annotations.get(DEFAULT_QUEUE_ANNOTATION, "")).lower() == "true":
                 return str(queue["metadata"]["name"])
         return None
 

@@ -15,6 +15,7 @@ import urllib.request
 from typing import TYPE_CHECKING, Any
 
 from codeflare.errors import CodeFlareError, MissingDependency, WaitTimeout
+from codeflare.k8s.constants import DASHBOARD_URL_ANNOTATION, DEFAULT_QUEUE_ANNOTATION, JOB_UID_LABEL
 from codeflare.sdk.applying import apply_keeping_admission
 from codeflare.sdk.client import Client
 from codeflare.sdk.config import ClusterConfiguration
@@ -25,8 +26,6 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-DASHBOARD_ANNOTATION = "local.codeflare.dev/dashboard-url"
-JOB_UID_LABEL = "kueue.x-k8s.io/job-uid"
 
 
 def _kinds() -> Any:
@@ -203,8 +202,8 @@ def dashboard_uri(
     ``ingresses``/``routes`` (by name, from one list call each) spare GETs per cluster when listing.
     """
     annotations = (rc.get("metadata") or {}).get("annotations") or {}
-    if annotations.get(DASHBOARD_ANNOTATION):
-        return str(annotations[DASHBOARD_ANNOTATION])
+    if annotations.get(DASHBOARD_URL_ANNOTATION):
+        return str(annotations[DASHBOARD_URL_ANNOTATION])
     meta = rc.get("metadata") or {}
     from codeflare.kube import errors
 
@@ -316,9 +315,8 @@ def list_all_clusters(namespace: str | None = None, client: Client | None = None
     clusters = client.kube.list(_kinds().RAYCLUSTER, namespace)
     ingresses: dict[str, dict[str, Any]] = {}
     routes: dict[str, dict[str, Any]] = {}
-    if any(
-        not ((rc.get("metadata") or {}).get("annotations") or {}).get(DASHBOARD_ANNOTATION) for rc in clusters
-    ):
+    if any(not ((rc.get("metadata") or {}).get("annotations") or {}).get(DASHBOARD_URL_ANNOTATION)
+           for rc in clusters):
         try:
             ingresses = {i["metadata"]["name"]: i for i in client.kube.list(_kinds().INGRESS, namespace)}
         except errors.KubeError:
@@ -375,7 +373,7 @@ def list_local_queues(namespace: str | None = None, client: Client | None = None
                 "name": lq["metadata"]["name"],
                 "namespace": lq["metadata"].get("namespace"),
                 "cluster_queue": (lq.get("spec") or {}).get("clusterQueue"),
-                "default": str(annotations.get("kueue.x-k8s.io/default-queue", "")).lower() == "true",
+                "default": str(annotations.get(DEFAULT_QUEUE_ANNOTATION, "")).lower() == "true",
                 "pending": status.get("pendingWorkloads", 0),
                 "admitted": status.get("admittedWorkloads", 0),
                 "flavors": [f.get("name") for f in status.get("flavorUsage") or []],

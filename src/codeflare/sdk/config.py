@@ -15,27 +15,23 @@ from collections.abc import Callable
 from dataclasses import KW_ONLY, dataclass, field
 from typing import Any
 
-from codeflare.api.quantity import QuantityError, cpu_quantity, memory_quantity, parse_quantity, whole_count
+from codeflare.api.amounts import cpu_amount, memory_amount, whole_count
 from codeflare.api.raycluster import DEFAULT_RESOURCE_MAPPING, DEFAULT_WORKER_GROUP, RAY_IMAGE, RAY_VERSION
-from codeflare.api.validation import (
-    dns1123_label_problems,
-    dns1123_subdomain_problems,
-    extended_resource_problems,
-    label_key_problems,
-    label_value_problems,
-)
+from codeflare.api.validation import extended_resource_problems, label_problems
 from codeflare.errors import CodeFlareError
+from codeflare.k8s.constants import PRIORITY_CLASS_LABEL, QUEUE_NAME_LABEL
+from codeflare.k8s.names import is_dns1123_label, is_dns1123_subdomain, is_qualified_name
+from codeflare.k8s.quantity import QuantityError, QuantityInput, parse_quantity
 
 __all__ = ["ClusterConfiguration", "ConfigurationError", "WorkerGroup"]
 
-Quantity = str | int | float
 Problems = list[tuple[str, str]]
 
 _RAY_VERSION_RE = re.compile(r"^\d+\.\d+\.\d+$")
 _ENV_NAME_RE = re.compile(r"^[-._a-zA-Z][-._a-zA-Z0-9]*$")
 _RESERVED_LABELS = {
-    "kueue.x-k8s.io/queue-name": "local_queue",
-    "kueue.x-k8s.io/priority-class": "priority",
+    QUEUE_NAME_LABEL: "local_queue",
+    PRIORITY_CLASS_LABEL: "priority",
 }
 _TOLERATION_KEYS = frozenset({"key", "operator", "value", "effect", "tolerationSeconds"})
 _TOLERATION_OPERATORS = frozenset({"Equal", "Exists"})
@@ -66,11 +62,11 @@ class WorkerGroup:
     name: str
     _: KW_ONLY
     replicas: int = 1
-    cpu_requests: Quantity = 1
-    cpu_limits: Quantity = 1
-    memory_requests: Quantity = "2Gi"
-    memory_limits: Quantity = "2Gi"
-    extended_resource_requests: dict[str, Quantity] = field(default_factory=dict)
+    cpu_requests: QuantityInput = 1
+    cpu_limits: QuantityInput = 1
+    memory_requests: QuantityInput = "2Gi"
+    memory_limits: QuantityInput = "2Gi"
+    extended_resource_requests: dict[str, QuantityInput] = field(default_factory=dict)
     min_replicas: int | None = None
     max_replicas: int | None = None
 
@@ -91,16 +87,16 @@ class ClusterConfiguration:
     _: KW_ONLY
     namespace: str | None = None
     num_workers: int = 1
-    head_cpu_requests: Quantity = 2
-    head_cpu_limits: Quantity = 2
-    head_memory_requests: Quantity = "8Gi"
-    head_memory_limits: Quantity = "8Gi"
-    head_extended_resource_requests: dict[str, Quantity] = field(default_factory=dict)
-    worker_cpu_requests: Quantity = 1
-    worker_cpu_limits: Quantity = 1
-    worker_memory_requests: Quantity = "2Gi"
-    worker_memory_limits: Quantity = "2Gi"
-    worker_extended_resource_requests: dict[str, Quantity] = field(default_factory=dict)
+    head_cpu_requests: QuantityInput = 2
+    head_cpu_limits: QuantityInput = 2
+    head_memory_requests: QuantityInput = "8Gi"
+    head_memory_limits: QuantityInput = "8Gi"
+    head_extended_resource_requests: dict[str, QuantityInput] = field(default_factory=dict)
+    worker_cpu_requests: QuantityInput = 1
+    worker_cpu_limits: QuantityInput = 1
+    worker_memory_requests: QuantityInput = "2Gi"
+    worker_memory_limits: QuantityInput = "2Gi"
+    worker_extended_resource_requests: dict[str, QuantityInput] = field(default_factory=dict)
     extended_resource_mapping: dict[str, str] = field(default_factory=dict)
     image: str = RAY_IMAGE
     ray_version: str = RAY_VERSION
@@ -156,8 +152,8 @@ class ClusterConfiguration:
     def _resource_problems(self) -> Problems:
         problems: Problems = []
         for role in ("head", "worker"):
-            problems += self._normalise_pair(f"{role}_cpu", cpu_quantity)
-            problems += self._normalise_pair(f"{role}_memory", memory_quantity)
+            problems += self._normalise_pair(f"{role}_cpu", cpu_amount)
+            problems += self._normalise_pair(f"{role}_memory", memory_amount)
             attr = f"{role}_extended_resource_requests"
             problems += _extended_problems(attr, getattr(self, attr))
         for key, value in self.extended_resource_mapping.items():
@@ -167,7 +163,7 @@ class ClusterConfiguration:
                 problems.append((where, "must map to a non-empty Ray resource name"))
         return problems
 
-    def _normalise_pair(self, prefix: str, convert: Callable[[Quantity], str]) -> Problems:
+    def _normalise_pair(self, prefix: str, convert: Callable[[QuantityInput], str]) -> Problems:
         problems, values = _normalise_pair(self, prefix, prefix, convert)
         for suffix, value in values.items():
             setattr(self, f"{prefix}_{suffix}", value)
@@ -228,12 +224,12 @@ class ClusterConfiguration:
         problems: Problems = []
         for key, value in self.labels.items():
             where = f"labels[{key!r}]"
-            problems += [(where, p) for p in label_key_problems(key) + label_value_problems(value)]
+            problems += [(where, p) for p in label_problems(key, value)]
             if key in _RESERVED_LABELS:
                 problems.append((where, f"is set by the SDK; use {_RESERVED_LABELS[key]} instead"))
         for key, value in self.annotations.items():
             where = f"annotations[{key!r}]"
-            problems += [(where, p) for p in label_key_problems(key)]
+            problems += [(where, p) for p in is_qualified_name(key)]
             if not isinstance(value, str):
                 problems.append((where, f"must be a string (is {type(value).__name__})"))
         for key, value in self.envs.items():
@@ -289,13 +285,13 @@ def _quote(value: object) -> str:
 def _name_problems(where: str, value: object, max_length: int) -> Problems:
     if not isinstance(value, str):
         return [(where, f"must be a string (is {type(value).__name__})")]
-    return [(where, f"{_quote(value)} {p}") for p in dns1123_label_problems(value, max_length)]
+    return [(where, f"{_quote(value)} {p}") for p in is_dns1123_label(value, max_length)]
 
 
 def _subdomain(where: str, value: object) -> Problems:
     if not isinstance(value, str):
         return [(where, f"must be a string (is {type(value).__name__})")]
-    return [(where, f"{_quote(value)} {p}") for p in dns1123_subdomain_problems(value)]
+    return [(where, f"{_quote(value)} {p}") for p in is_dns1123_subdomain(value)]
 
 
 def _count_problems(where: str, value: object) -> Problems:
@@ -307,7 +303,7 @@ def _count_problems(where: str, value: object) -> Problems:
 
 
 def _normalise_pair(
-    owner: object, prefix: str, label: str, convert: Callable[[Quantity], str]
+    owner: object, prefix: str, label: str, convert: Callable[[QuantityInput], str]
 ) -> tuple[Problems, dict[str, str]]:
     """Convert ``<prefix>_requests``/``_limits`` of ``owner``; problems name ``<label>_...`` fields."""
     problems: Problems = []
@@ -367,7 +363,7 @@ def _bounds_problems(
 
 def _worker_group_problems(where: str, group: WorkerGroup, autoscaling: bool) -> Problems:
     problems = _count_problems(f"{where}.replicas", group.replicas)
-    for prefix, convert in (("cpu", cpu_quantity), ("memory", memory_quantity)):
+    for prefix, convert in (("cpu", cpu_amount), ("memory", memory_amount)):
         found, values = _normalise_pair(group, prefix, f"{where}.{prefix}", convert)
         problems += found
         for suffix, value in values.items():

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from codeflare.errors import WaitTimeout
+from codeflare.k8s.constants import JOB_UID_LABEL
 from codeflare.sdk.applying import apply_keeping_admission
 from codeflare.sdk.client import Client
 from codeflare.sdk.config import ClusterConfiguration
@@ -125,7 +126,7 @@ class RayJob:
         workloads = self.client.kube.list(
             _kinds().WORKLOAD,
             self.namespace,
-            labels={"kueue.x-k8s.io/job-uid": obj["metadata"].get("uid", "")},
+            labels={JOB_UID_LABEL: obj["metadata"].get("uid", "")},
         )
         if not workloads or (workloads[0].get("status") or {}).get("admission"):
             return None
@@ -192,7 +193,7 @@ class RayJob:
         obj = self._object()
         uid = obj["metadata"].get("uid", "")
         for workload in self.client.kube.list(
-            _kinds().WORKLOAD, self.namespace, labels={"kueue.x-k8s.io/job-uid": uid}
+            _kinds().WORKLOAD, self.namespace, labels={JOB_UID_LABEL: uid}
         ):
             self.client.kube.patch(
                 _kinds().WORKLOAD, workload["metadata"]["name"], {"spec": {"active": False}}, self.namespace

@@ -10,6 +10,8 @@ from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any
 
+from codeflare.k8s.constants import QUEUE_NAME_LABEL
+
 
 class RayClusterStatus(Enum):
     """The RayCluster's own state (KubeRay's ``status.state``)."""
@@ -51,7 +53,6 @@ class RayClusterInfo:
     labels: dict[str, str] = field(default_factory=dict)
 
 
-QUEUE_LABEL = "kueue.x-k8s.io/queue-name"
 
 
 def ray_status(obj: dict[str, Any]) -> RayClusterStatus:
@@ -75,18 +76,20 @@ def status_of(obj: dict[str, Any]) -> CodeFlareClusterStatus:
         if phase in ("Failed",):
             return CodeFlareClusterStatus.FAILED
         if suspended or phase in ("", "Suspended"):
-            return (
-                CodeFlareClusterStatus.QUEUED if QUEUE_LABEL in labels else CodeFlareClusterStatus.SUSPENDED
-            )
+            return _queued_or_suspended(labels)
         return CodeFlareClusterStatus.STARTING
     state = ray_status(obj)
     if state == RayClusterStatus.SUSPENDED:
-        return CodeFlareClusterStatus.QUEUED if QUEUE_LABEL in labels else CodeFlareClusterStatus.SUSPENDED
+        return _queued_or_suspended(labels)
     if state == RayClusterStatus.READY:
         return CodeFlareClusterStatus.READY
     if state in (RayClusterStatus.FAILED, RayClusterStatus.UNHEALTHY):
         return CodeFlareClusterStatus.FAILED
     return CodeFlareClusterStatus.STARTING
+
+
+def _queued_or_suspended(labels: dict[str, Any]) -> CodeFlareClusterStatus:
+    return CodeFlareClusterStatus.QUEUED if QUEUE_NAME_LABEL in labels else CodeFlareClusterStatus.SUSPENDED
 
 
 def _first_container(template: dict[str, Any]) -> dict[str, Any]:
@@ -112,6 +115,6 @@ def info_of(obj: dict[str, Any], dashboard: str = "") -> RayClusterInfo:
         worker_memory=str(limits.get("memory", "")),
         worker_gpus=str(limits.get("nvidia.com/gpu", "0")),
         dashboard=dashboard,
-        local_queue=((meta.get("labels") or {}).get(QUEUE_LABEL)),
+        local_queue=((meta.get("labels") or {}).get(QUEUE_NAME_LABEL)),
         labels=dict(meta.get("labels") or {}),
     )

@@ -14,6 +14,7 @@ from collections.abc import MutableMapping
 from pathlib import Path
 
 from codeflare.errors import CodeFlareError
+from codeflare.k8s.files import write_private, write_public
 from codeflare.sdk.client import Client
 
 __all__ = ["export_env", "generate_cert", "tls_env"]
@@ -43,12 +44,9 @@ def generate_cert(
     except ValueError as exc:
         raise CodeFlareError(str(exc)) from exc
     target = Path(directory) if directory else Path.home() / ".codeflare" / "tls" / namespace / cluster_name
-    target.mkdir(parents=True, exist_ok=True, mode=0o700)
-    (target / "ca.crt").write_bytes(material.ca_pem)
-    (target / "tls.crt").write_bytes(material.cert_pem)
-    key = target / "tls.key"
-    key.touch(mode=0o600)
-    key.write_bytes(material.key_pem)
+    write_public(target / "ca.crt", material.ca_pem)
+    write_public(target / "tls.crt", material.cert_pem)
+    write_private(target / "tls.key", material.key_pem)
     return target
 
 

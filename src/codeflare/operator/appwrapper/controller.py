@@ -19,11 +19,14 @@ import logging
 from collections.abc import Awaitable, Callable, Hashable
 from typing import Any
 
+from codeflare.k8s.constants import APPWRAPPER_CONTROLLER, APPWRAPPER_FINALIZER, APPWRAPPER_LABEL
+from codeflare.k8s.ownerrefs import is_owned_by
+from codeflare.k8s.types import Obj
+from codeflare.k8s.workqueue import ReconcileQueue
 from codeflare.kube import errors, kinds
 from codeflare.kube.client import AsyncKube
 from codeflare.kube.informer import Informer, OwnWrites
 from codeflare.kube.kinds import Kind
-from codeflare.operator.appwrapper import FINALIZER, LABEL
 from codeflare.operator.appwrapper.faults import FaultTolerance, fault_tolerance
 from codeflare.operator.appwrapper.lifecycle import (
     Action,
@@ -37,13 +40,10 @@ from codeflare.operator.appwrapper.lifecycle import (
     summarize_pods,
 )
 from codeflare.operator.appwrapper.podsets import PodSetError, build_component, expected_pods
-from codeflare.operator.appwrapper.queue import ReconcileQueue
 from codeflare.operator.context import OperatorContext
 
 log = logging.getLogger(__name__)
 
-Obj = dict[str, Any]
-MANAGED_BY = "workload.codeflare.dev/appwrapper-controller"
 # Labelled kinds whose changes are worth a look at their AppWrapper (read from informers).
 WATCHED_CHILDREN: tuple[Kind, ...] = (
     kinds.POD, kinds.JOB, kinds.DEPLOYMENT, kinds.STATEFULSET, kinds.RAYCLUSTER, kinds.RAYJOB)
@@ -65,8 +65,7 @@ def component_kind(template: Obj) -> Kind:
 
 def _owned_by(obj: Obj, appwrapper: Obj) -> bool:
     uid = (appwrapper.get("metadata") or {}).get("uid")
-    refs = (obj.get("metadata") or {}).get("ownerReferences") or []
-    return not uid or any(ref.get("uid") == uid for ref in refs)
+    return not uid or is_owned_by(obj, uid)
 
 
 def _ref(appwrapper: Obj) -> str:
@@ -80,7 +79,9 @@ class AppWrapperController:
     def __init__(self, ctx: OperatorContext) -> None:
         self.ctx = ctx
         self.kube: AsyncKube = ctx.kube
-        self.queue = ReconcileQueue(self._reconcile_key)
+        self.queue: ReconcileQueue[Hashable] = ReconcileQueue(
+            self._reconcile_key, expected_errors=(errors.KubeError,), name="appwrapper")
+        ctx.metrics.count_reconciles("appwrapper", self.queue)
         self.own = OwnWrites()
         self.informers: dict[Kind, Informer] = {
             kinds.APPWRAPPER: ctx.informers.subscribe(kinds.APPWRAPPER, self._on_appwrapper)
@@ -104,7 +105,7 @@ class AppWrapperController:
         def changed(event: str, obj: Obj, old: Obj | None) -> None:
             self.own.seen(kind, event, obj)
             meta = obj.get("metadata") or {}
-            owner = (meta.get("labels") or {}).get(LABEL)
+            owner = (meta.get("labels") or {}).get(APPWRAPPER_LABEL)
             if owner:
                 self.queue.add((meta.get("namespace"), owner))
 
@@ -120,8 +121,8 @@ class AppWrapperController:
     async def _pods(self, namespace: str, name: str) -> list[Obj]:
         informer = self.informers[kinds.POD]
         if informer.synced.is_set():
-            return informer.select(namespace, {LABEL: name})
-        return await self.kube.list(kinds.POD, namespace, labels={LABEL: name})
+            return informer.select(namespace, {APPWRAPPER_LABEL: name})
+        return await self.kube.list(kinds.POD, namespace, labels={APPWRAPPER_LABEL: name})
 
     # -- observation --------------------------------------------------------------------------
     def knobs(self, appwrapper: Obj) -> tuple[FaultTolerance, list[str]]:
@@ -152,14 +153,14 @@ class AppWrapperController:
 
     # -- actions ------------------------------------------------------------------------------
     async def ensure_finalizer(self, appwrapper: Obj) -> Obj:
-        if FINALIZER in ((appwrapper.get("metadata") or {}).get("finalizers") or []):
+        if APPWRAPPER_FINALIZER in ((appwrapper.get("metadata") or {}).get("finalizers") or []):
             return appwrapper
 
         def add(obj: Obj) -> Obj | None:
             meta = obj["metadata"]
-            if meta.get("deletionTimestamp") or FINALIZER in (meta.get("finalizers") or []):
+            if meta.get("deletionTimestamp") or APPWRAPPER_FINALIZER in (meta.get("finalizers") or []):
                 return None
-            meta["finalizers"] = [*(meta.get("finalizers") or []), FINALIZER]
+            meta["finalizers"] = [*(meta.get("finalizers") or []), APPWRAPPER_FINALIZER]
             return obj
 
         meta = appwrapper["metadata"]
@@ -208,7 +209,7 @@ class AppWrapperController:
                 log.info("AppWrapper %s/%s: deleting %s%s", namespace, name, kind.ref(cname, namespace),
                          " forcefully" if forceful else "")
         if forceful:
-            for pod in await self.kube.list(kinds.POD, namespace, labels={LABEL: name}):
+            for pod in await self.kube.list(kinds.POD, namespace, labels={APPWRAPPER_LABEL: name}):
                 await self._drop_finalizers(kinds.POD, pod)
                 await self.kube.delete(kinds.POD, pod["metadata"]["name"], namespace)
 
@@ -255,7 +256,7 @@ class AppWrapperController:
         if appwrapper["metadata"].get("deletionTimestamp"):
             return await self.finalize(appwrapper)
         managed_by = (appwrapper.get("spec") or {}).get("managedBy")
-        if managed_by and managed_by != MANAGED_BY:
+        if managed_by and managed_by != APPWRAPPER_CONTROLLER:
             return None
         knobs, problems = self.knobs(appwrapper)
         observed = await self.observe(appwrapper)
@@ -292,12 +293,12 @@ class AppWrapperController:
         Returns seconds until the next look while components are still being deleted.
         """
         meta = appwrapper["metadata"]
-        if FINALIZER not in (meta.get("finalizers") or []):
+        if APPWRAPPER_FINALIZER not in (meta.get("finalizers") or []):
             return None
         delay = await self._finalize_step(appwrapper)
         if delay is not None:
             return delay
-        remaining = [f for f in meta.get("finalizers") or [] if f != FINALIZER] or None
+        remaining = [f for f in meta.get("finalizers") or [] if f != APPWRAPPER_FINALIZER] or None
         change = {"metadata": {"finalizers": remaining, "resourceVersion": meta.get("resourceVersion")}}
         try:
             released = await self.kube.patch(kinds.APPWRAPPER, meta["name"], change, meta["namespace"])

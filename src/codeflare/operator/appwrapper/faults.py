@@ -14,7 +14,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from datetime import timedelta
 
-from codeflare.operator.appwrapper import ANNOTATION_PREFIX
+from codeflare.k8s.constants import APPWRAPPER_ANNOTATION_PREFIX
 from codeflare.operator.config import GRACE_PERIOD_MAXIMUM, SUCCESS_TTL_MAXIMUM, FaultToleranceConfig
 from codeflare.operator.durations import DurationError, format_duration, parse_duration
 
@@ -92,10 +92,10 @@ def fault_tolerance(
 
 def _lookup(annotations: Mapping[str, str], *knobs: str) -> tuple[str, str | None]:
     for knob in knobs:
-        key = ANNOTATION_PREFIX + knob
+        key = APPWRAPPER_ANNOTATION_PREFIX + knob
         if key in annotations:
             return key, str(annotations[key])
-    return ANNOTATION_PREFIX + knobs[0], None
+    return APPWRAPPER_ANNOTATION_PREFIX + knobs[0], None
 
 
 def _duration(key: str, text: str, ceiling: timedelta, problems: list[str]) -> timedelta | None:

@@ -13,12 +13,14 @@ the API, calls :func:`decide` (or :func:`decide_deletion`) and carries out the r
 from __future__ import annotations
 
 import copy
-import datetime
 import enum
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from codeflare.k8s.conditions import find_condition, is_condition_true, set_condition
+from codeflare.k8s.timestamps import epoch_seconds, format_rfc3339
+from codeflare.k8s.types import Obj
 from codeflare.operator.appwrapper.faults import FaultTolerance
 from codeflare.operator.appwrapper.podsets import pod_sets
 
@@ -32,14 +34,9 @@ __all__ = [
     "decide",
     "decide_deletion",
     "deploy_failed",
-    "find_condition",
-    "format_time",
-    "parse_time",
-    "set_condition",
     "summarize_pods",
 ]
 
-Obj = dict[str, Any]
 
 # Phases
 EMPTY, SUSPENDED, RESUMING, RUNNING = "", "Suspended", "Resuming", "Running"
@@ -117,60 +114,27 @@ class Decision:
         return None if self.status is None else str(self.status.get("phase", ""))
 
 
-# -- time and conditions ----------------------------------------------------------------------
+# -- conditions -----------------------------------------------------------------------------------
 
-def format_time(now: float) -> str:
-    return datetime.datetime.fromtimestamp(now, datetime.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
-
-
-def parse_time(text: str | None) -> float | None:
-    if not text:
-        return None
-    try:
-        return datetime.datetime.fromisoformat(text.replace("Z", "+00:00")).timestamp()
-    except ValueError:
-        return None
-
-
-def find_condition(status: Mapping[str, Any], type_: str) -> Obj | None:
-    for condition in status.get("conditions") or []:
-        if condition.get("type") == type_:
-            return dict(condition)
-    return None
+def _condition(status: Mapping[str, Any], type_: str) -> Obj | None:
+    return find_condition(status.get("conditions"), type_)
 
 
 def _is_true(status: Mapping[str, Any], type_: str) -> bool:
-    condition = find_condition(status, type_)
-    return condition is not None and condition.get("status") == "True"
+    return is_condition_true(status.get("conditions"), type_)
 
 
 def _since(status: Mapping[str, Any], type_: str) -> float | None:
-    condition = find_condition(status, type_)
-    return None if condition is None else parse_time(condition.get("lastTransitionTime"))
+    condition = _condition(status, type_)
+    return None if condition is None else epoch_seconds(condition.get("lastTransitionTime"))
 
 
-def set_condition(status: Obj, type_: str, value: bool, reason: str, message: str, now: float,
-                  generation: int | None = None) -> None:
-    """Set a metav1.Condition in ``status``; ``lastTransitionTime`` moves only when the status does."""
-    text: str = "True" if value else "False"
-    conditions = list(status.get("conditions") or [])
-    for index, condition in enumerate(conditions):
-        if condition.get("type") == type_:
-            changed = condition.get("status") != text
-            updated = dict(condition, status=text, reason=reason, message=message)
-            if changed or not condition.get("lastTransitionTime"):
-                updated["lastTransitionTime"] = format_time(now)
-            if generation is not None:
-                updated["observedGeneration"] = generation
-            conditions[index] = updated
-            break
-    else:
-        new: Obj = {"type": type_, "status": text, "reason": reason, "message": message,
-               "lastTransitionTime": format_time(now)}
-        if generation is not None:
-            new["observedGeneration"] = generation
-        conditions.append(new)
-    status["conditions"] = conditions
+def _set_condition(holder: Obj, type_: str, value: bool, reason: str, message: str, now: float,
+                   generation: int | None = None) -> None:
+    """Set a condition in ``holder["conditions"]`` (a status, or a component status entry)."""
+    conditions = list(holder.get("conditions") or [])
+    set_condition(conditions, type_, value, reason, message, format_rfc3339(now), generation)
+    holder["conditions"] = conditions
 
 
 # -- the decision -------------------------------------------------------------------------------
@@ -186,7 +150,7 @@ class _Step:
         self.decision = Decision()
 
     def condition(self, type_: str, value: bool, reason: str, message: str) -> _Step:
-        set_condition(self.status, type_, value, reason, message, self.now, self.generation)
+        _set_condition(self.status, type_, value, reason, message, self.now, self.generation)
         return self
 
     def phase(self, phase: str, reason: str, message: str, type_: str = "Normal") -> _Step:
@@ -242,7 +206,7 @@ def _resume(step: _Step, reason: str, message: str) -> _Step:
     step.condition(QUOTA_RESERVED, True, reason, message)
     step.condition(RESOURCES_DEPLOYED, False, "Resuming", "creating the components")
     step.condition(PODS_READY, False, "Resuming", "no components yet")
-    if find_condition(step.status, UNHEALTHY) is not None:
+    if _condition(step.status, UNHEALTHY) is not None:
         step.condition(UNHEALTHY, False, "Resuming", "components are being created again")
     return step.phase(RESUMING, "Resuming", message)
 
@@ -258,7 +222,7 @@ def _deploy(step: _Step, appwrapper: Mapping[str, Any], observed: Observation) -
             "apiVersion": str(template.get("apiVersion", "")),
             "podSets": pod_sets(component),
             "conditions": [{"type": RESOURCES_DEPLOYED, "status": "True", "reason": "Created",
-                            "message": "component created", "lastTransitionTime": format_time(step.now)}],
+                            "message": "component created", "lastTransitionTime": format_rfc3339(step.now)}],
         })
     step.status["componentStatus"] = components
     step.condition(RESOURCES_DEPLOYED, True, "ComponentsCreated", f"{len(components)} components created")
@@ -384,7 +348,7 @@ def _cleanup(step: _Step, phase: str, observed: Observation, knobs: FaultToleran
         step.condition(DELETING_RESOURCES, False, "DeletionComplete", "all components deleted")
         step.condition(RESOURCES_DEPLOYED, False, phase, "components deleted")
         for component in step.status.get("componentStatus") or []:
-            set_condition(component, RESOURCES_DEPLOYED, False, "Deleted", "component deleted", now)
+            _set_condition(component, RESOURCES_DEPLOYED, False, "Deleted", "component deleted", now)
         if phase == RESETTING:
             return step.done(requeue_after=knobs.retry_pause_period.total_seconds())
         if phase == SUSPENDING:
@@ -432,10 +396,10 @@ def decide_deletion(appwrapper: Mapping[str, Any], remaining: int, knobs: FaultT
     if remaining:
         if not _is_true(step.status, DELETING_RESOURCES):
             step.condition(DELETING_RESOURCES, True, "Terminating", "the AppWrapper is being deleted")
-        deleted_at = parse_time((appwrapper.get("metadata") or {}).get("deletionTimestamp"))
+        deleted_at = epoch_seconds((appwrapper.get("metadata") or {}).get("deletionTimestamp"))
         action = _delete_action(knobs, deleted_at, now)
         return step.done(action, requeue_after=DELETE_POLL_SECONDS), False
-    if _is_true(step.status, DELETING_RESOURCES) or find_condition(step.status, DELETING_RESOURCES) is None:
+    if _is_true(step.status, DELETING_RESOURCES) or _condition(step.status, DELETING_RESOURCES) is None:
         step.condition(DELETING_RESOURCES, False, "DeletionComplete", "all components deleted")
     return step.done(), True
 

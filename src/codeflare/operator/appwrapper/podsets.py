@@ -16,7 +16,9 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from codeflare.operator.appwrapper import LABEL
+from codeflare.k8s.constants import APPWRAPPER_LABEL
+from codeflare.k8s.ownerrefs import owner_reference
+from codeflare.k8s.types import Obj
 
 __all__ = [
     "PodSetError",
@@ -27,8 +29,7 @@ __all__ = [
     "pod_sets",
     "resolve",
 ]
-
-Obj = dict[str, Any]
+_API_VERSION = "workload.codeflare.dev/v1beta2"  # when the AppWrapper read lacks apiVersion
 _SEGMENT = re.compile(r"^([A-Za-z0-9_-]+)((?:\[\d+\])*)$")
 
 
@@ -123,7 +124,7 @@ def expected_pods(components: list[Mapping[str, Any]]) -> int:
 def _merge_pod_template(pod_template: Obj, name: str, info: Mapping[str, Any],
                         annotations: Mapping[str, str]) -> None:
     meta = pod_template.setdefault("metadata", {})
-    meta["labels"] = {**(meta.get("labels") or {}), **(info.get("labels") or {}), LABEL: name}
+    meta["labels"] = {**(meta.get("labels") or {}), **(info.get("labels") or {}), APPWRAPPER_LABEL: name}
     merged = {**(meta.get("annotations") or {}), **annotations, **(info.get("annotations") or {})}
     if merged:
         meta["annotations"] = merged
@@ -152,15 +153,9 @@ def build_component(appwrapper: Mapping[str, Any], index: int) -> Obj:
         _merge_pod_template(resolve(component, pod_set["path"]), name, info, pod_set.get("annotations") or {})
     obj_meta = template.setdefault("metadata", {})
     obj_meta["namespace"] = namespace
-    obj_meta["labels"] = {**(obj_meta.get("labels") or {}), LABEL: name}
-    obj_meta["ownerReferences"] = [{
-        "apiVersion": str(appwrapper.get("apiVersion", "workload.codeflare.dev/v1beta2")),
-        "kind": "AppWrapper",
-        "name": name,
-        "uid": str(meta.get("uid", "")),
-        "controller": True,
-        "blockOwnerDeletion": True,
-    }]
+    obj_meta["labels"] = {**(obj_meta.get("labels") or {}), APPWRAPPER_LABEL: name}
+    api_version = str(appwrapper.get("apiVersion") or _API_VERSION)
+    obj_meta["ownerReferences"] = [owner_reference(appwrapper, api_version=api_version, kind="AppWrapper")]
     for key in ("resourceVersion", "uid", "creationTimestamp", "managedFields", "generation"):
         obj_meta.pop(key, None)
     template.pop("status", None)

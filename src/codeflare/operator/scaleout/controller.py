@@ -26,16 +26,24 @@ import logging
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
+from codeflare.k8s.conditions import find_condition, is_condition_true, set_condition
+from codeflare.k8s.constants import (
+    APPWRAPPER_LABEL,
+    QUEUE_NAME_LABEL,
+    RAY_CLUSTER_LABEL,
+    RESERVED_FOR_ANNOTATION,
+)
+from codeflare.k8s.quantity import milli_value
+from codeflare.k8s.timestamps import epoch_seconds, format_rfc3339
+from codeflare.k8s.types import Obj
+from codeflare.k8s.workqueue import ReconcileQueue
 from codeflare.kube import errors, kinds
 from codeflare.kube.informer import Informer, OwnWrites
 from codeflare.kube.kinds import Kind
 from codeflare.operator.context import OperatorContext
 from codeflare.operator.queueing import convert
-from codeflare.operator.queueing.conditions import get_condition, set_condition
-from codeflare.operator.queueing.convert import RESERVED_FOR_ANNOTATION
 from codeflare.operator.scaleout import groups as provider
 from codeflare.operator.scaleout.groups import PROVIDERS, Provider
-from codeflare.scheduling import parse_quantity
 from codeflare.scheduling.scaleout import (
     GroupNode,
     NodeGroup,
@@ -54,9 +62,10 @@ from codeflare.scheduling.scaleout import (
 
 log = logging.getLogger(__name__)
 
-Obj = dict[str, Any]
 CONDITION = "ScaleOut"
-MANAGED_POD_LABELS = ("ray.io/cluster", "workload.codeflare.dev/appwrapper", "kueue.x-k8s.io/queue-name")
+PASS = "scale-out"  # the work queue's only key
+COALESCE_SECONDS = 0.05
+MANAGED_POD_LABELS = (RAY_CLUSTER_LABEL, APPWRAPPER_LABEL, QUEUE_NAME_LABEL)
 # informers besides the providers' groups (deploy/'s RBAC grants list+watch on each)
 WATCHED_KINDS = (kinds.WORKLOAD, kinds.RESOURCE_FLAVOR, kinds.NODE, kinds.POD)
 
@@ -85,7 +94,11 @@ class ScaleOutController:
         self.cfg = ctx.config.instascale
         self.providers: list[Provider] = []
         self.informers: dict[Kind, Informer] = {}
-        self._wake = asyncio.Event()
+        # One key: every pass looks at everything. Events arm a pass 50 ms later (a burst of
+        # events makes one pass); a pass asks for the next one when a delay of its runs out.
+        self.queue: ReconcileQueue[str] = ReconcileQueue(
+            self._pass, workers=1, max_delay=1.0, expected_errors=(errors.KubeError,), name="scale-out")
+        ctx.metrics.count_reconciles("scaleout", self.queue)
         self.own = OwnWrites()  # our writes, until the caches have them
 
     # -- lifecycle -----------------------------------------------------------------------------------
@@ -99,7 +112,8 @@ class ScaleOutController:
         await asyncio.gather(*(inf.synced.wait() for inf in self.informers.values()))
         self.ctx.mark_ready("scaleout")
         log.info("scale-out controller synced; providers %s", [p.kind.kind for p in self.providers])
-        await self._loop()
+        self.queue.add(PASS)
+        await self.queue.run()
 
     async def _discover(self) -> list[Provider]:
         while True:
@@ -119,21 +133,12 @@ class ScaleOutController:
     def _handler(self, kind: Kind) -> Callable[[str, Obj, Obj | None], None]:
         def changed(event: str, obj: Obj, old: Obj | None) -> None:
             self.own.seen(kind, event, obj)  # a deleted object must not live on in the overlay
-            self._wake.set()
+            self.queue.add(PASS, delay=COALESCE_SECONDS)
 
         return changed
 
-    async def _loop(self) -> None:
-        while True:
-            self._wake.clear()
-            timeout = 1.0
-            try:
-                timeout = await self.reconcile()
-            except errors.KubeError as exc:
-                log.warning("scale-out pass failed: %s; retrying", exc)
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self._wake.wait(), timeout=max(0.05, timeout))
-            await asyncio.sleep(0.05)  # coalesce bursts of events
+    async def _pass(self, key: str) -> float:
+        return max(COALESCE_SECONDS, await self.reconcile())
 
     # -- views over the caches -------------------------------------------------------------------
     def _objects(self, kind: Kind) -> dict[tuple[str, str], Obj]:
@@ -176,7 +181,7 @@ class ScaleOutController:
         for key, obj in workloads.items():
             if (obj.get("status") or {}).get("admission") or _finished(obj):
                 continue
-            reserved = get_condition(obj, "QuotaReserved") or {}
+            reserved = find_condition(_conditions(obj), "QuotaReserved") or {}
             if reserved.get("status") != "False":
                 continue
             shortfalls = parse_capacity_reason(str(reserved.get("message") or ""))
@@ -208,7 +213,7 @@ class ScaleOutController:
                 touched = False
                 for key in gone:
                     if key in requests and not requests[key].get("releasedAt"):
-                        requests[key]["releasedAt"] = provider.rfc3339(now)
+                        requests[key]["releasedAt"] = format_rfc3339(now)
                         touched = True
                 if not touched:
                     return None
@@ -244,7 +249,7 @@ class ScaleOutController:
                 for r in new:
                     requests[r.workload] = {
                         "nodes": r.nodes,
-                        "requestedAt": provider.rfc3339(now),
+                        "requestedAt": format_rfc3339(now),
                         "owner": _owner(workloads.get(r.workload)),
                     }
                 replicas = int((fresh.get("spec") or {}).get("replicas") or 0)
@@ -280,27 +285,24 @@ class ScaleOutController:
         for key, reason in plan.refused.items():
             await self._condition(workloads.get(key), "False", "NotScaledOut", f"not scaled out: {reason}")
         for wl in workloads.values():
-            if (wl.get("status") or {}).get("admission") and (get_condition(wl, CONDITION) or {}).get(
-                "status"
-            ) == "True":
+            if (wl.get("status") or {}).get("admission") and is_condition_true(_conditions(wl), CONDITION):
                 await self._condition(wl, "False", "Admitted", "admitted: no longer waiting for nodes")
 
     async def _condition(self, wl: Obj | None, status: str, reason: str, message: str) -> None:
         if wl is None:
             return
-        current = get_condition(wl, CONDITION) or {}
+        current = find_condition(_conditions(wl), CONDITION) or {}
         if current.get("status") == status and current.get("message") == message:
             return
-        now = provider.rfc3339(self.ctx.clock())
+        now = format_rfc3339(self.ctx.clock())
 
         def change(fresh: Obj) -> Obj | None:
-            cond = get_condition(fresh, CONDITION) or {}
+            cond = find_condition(_conditions(fresh), CONDITION) or {}
             if cond.get("status") == status and cond.get("message") == message:
                 return None
-            conditions = list((fresh.get("status") or {}).get("conditions") or [])
-            fresh.setdefault("status", {})["conditions"] = set_condition(
-                conditions, CONDITION, status, reason, message, now
-            )
+            conditions = _conditions(fresh)
+            set_condition(conditions, CONDITION, status, reason, message, now)
+            fresh.setdefault("status", {})["conditions"] = conditions
             return fresh
 
         meta = wl["metadata"]
@@ -325,7 +327,7 @@ class ScaleOutController:
             view = [
                 GroupNode(
                     n["metadata"]["name"],
-                    convert.timestamp(n["metadata"].get("creationTimestamp")),
+                    epoch_seconds(n["metadata"].get("creationTimestamp")) or 0.0,
                     ((n["metadata"].get("annotations") or {}).get(RESERVED_FOR_ANNOTATION)) or None,
                 )
                 for n in members
@@ -480,8 +482,12 @@ class ScaleOutController:
                 self.own.remember(kinds.NODE, await self.ctx.kube.patch(kinds.NODE, node_name, body))
 
 
+def _conditions(obj: Obj) -> list[Obj]:
+    return list((obj.get("status") or {}).get("conditions") or [])
+
+
 def _finished(obj: Obj) -> bool:
-    return (get_condition(obj, "Finished") or {}).get("status") == "True"
+    return is_condition_true(_conditions(obj), "Finished")
 
 
 def _owner(wl: Obj | None) -> dict[str, str]:
@@ -497,8 +503,7 @@ def _owner(wl: Obj | None) -> dict[str, str]:
 
 
 def _ready(node: Obj) -> bool:
-    conditions = (node.get("status") or {}).get("conditions") or []
-    return any(c.get("type") == "Ready" and c.get("status") == "True" for c in conditions)
+    return is_condition_true(_conditions(node), "Ready")
 
 
 def _marked(node: Obj) -> bool:
@@ -527,5 +532,5 @@ def _allocatable(nodes: Any, labels: Mapping[str, str], resource: str, without: 
         value = ((node.get("status") or {}).get("allocatable") or {}).get(resource)
         if value is not None:
             with contextlib.suppress(ValueError):
-                total += parse_quantity(str(value))
+                total += milli_value(str(value))
     return total

@@ -20,22 +20,22 @@ tests' simulator, can tell which node to remove first).
 
 from __future__ import annotations
 
-import datetime
 import json
 import logging
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from codeflare.k8s.constants import SCALE_OUT_REQUESTS_ANNOTATION
+from codeflare.k8s.quantity import QuantityError, milli_value
+from codeflare.k8s.timestamps import epoch_seconds
+from codeflare.k8s.types import Obj
 from codeflare.kube import kinds
 from codeflare.kube.kinds import Kind
-from codeflare.scheduling import QuantityError, parse_quantity
 from codeflare.scheduling.scaleout import NodeGroup, RecordedRequest
 
 log = logging.getLogger(__name__)
 
-Obj = dict[str, Any]
-REQUESTS_ANNOTATION = "codeflare.dev/scale-out-requests"
 GPU = "nvidia.com/gpu"
 MACHINE = Kind("machine.openshift.io", "v1beta1", "Machine", "machines")
 CAPI_MACHINE = Kind("cluster.x-k8s.io", "v1beta1", "Machine", "machines")
@@ -77,7 +77,7 @@ def node_labels(obj: Obj) -> dict[str, str]:
 
 def _milli(value: Any, scale: int = 1) -> int | None:
     try:
-        return parse_quantity(str(value).strip()) * scale
+        return milli_value(str(value).strip()) * scale
     except (QuantityError, ValueError):
         return None
 
@@ -116,28 +116,15 @@ def to_node_group(obj: Obj) -> NodeGroup:
     )
 
 
-def _seconds(text: Any) -> float | None:
-    if not text:
-        return None
-    try:
-        return datetime.datetime.fromisoformat(str(text).replace("Z", "+00:00")).timestamp()
-    except ValueError:
-        return None
-
-
-def rfc3339(seconds: float) -> str:
-    return datetime.datetime.fromtimestamp(seconds, datetime.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
-
-
 def read_requests(obj: Obj) -> dict[str, Obj]:
     """The group's recorded requests: workload key -> {nodes, requestedAt, releasedAt?, owner?}."""
-    text = ((obj.get("metadata") or {}).get("annotations") or {}).get(REQUESTS_ANNOTATION)
+    text = ((obj.get("metadata") or {}).get("annotations") or {}).get(SCALE_OUT_REQUESTS_ANNOTATION)
     if not text:
         return {}
     try:
         data = json.loads(text)
     except ValueError:
-        log.warning("%s: unreadable %s annotation ignored", group_name(obj), REQUESTS_ANNOTATION)
+        log.warning("%s: unreadable %s annotation ignored", group_name(obj), SCALE_OUT_REQUESTS_ANNOTATION)
         return {}
     return {str(k): dict(v) for k, v in data.items() if isinstance(v, dict)} if isinstance(data, dict) else {}
 
@@ -156,8 +143,8 @@ def recorded(obj: Obj) -> list[RecordedRequest]:
                     key,
                     group_name(obj),
                     nodes,
-                    _seconds(entry.get("requestedAt")) or 0.0,
-                    _seconds(entry.get("releasedAt")),
+                    epoch_seconds(entry.get("requestedAt")) or 0.0,
+                    epoch_seconds(entry.get("releasedAt")),
                 )
             )
     return out
@@ -169,9 +156,10 @@ def with_requests(obj: Obj, requests: Mapping[str, Obj], replicas: int) -> Obj:
     annotations = meta.setdefault("annotations", {}) or {}
     meta["annotations"] = annotations
     if requests:
-        annotations[REQUESTS_ANNOTATION] = json.dumps(dict(sorted(requests.items())), sort_keys=True)
+        text = json.dumps(dict(sorted(requests.items())), sort_keys=True)
+        annotations[SCALE_OUT_REQUESTS_ANNOTATION] = text
     else:
-        annotations.pop(REQUESTS_ANNOTATION, None)
+        annotations.pop(SCALE_OUT_REQUESTS_ANNOTATION, None)
     obj.setdefault("spec", {})["replicas"] = max(0, replicas)
     return obj
 

@@ -14,6 +14,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from codeflare.k8s.types import Obj
+
 __all__ = [
     "AccessCheck",
     "AdmissionRequest",
@@ -25,7 +27,6 @@ __all__ = [
     "response_review",
 ]
 
-Obj = dict[str, Any]
 API_VERSION = "admission.k8s.io/v1"
 
 

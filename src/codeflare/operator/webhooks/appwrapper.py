@@ -16,21 +16,20 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from codeflare.k8s.constants import APPWRAPPER_USER_ID_LABEL, APPWRAPPER_USER_LABEL, QUEUE_NAME_LABEL
+from codeflare.k8s.types import Obj
 from codeflare.kube import kinds
 from codeflare.operator.appwrapper.podsets import PodSetError, pod_sets, resolve
-from codeflare.operator.queueing.jobs import QUEUE_LABEL, queue_name
+from codeflare.operator.queueing.jobs import queue_name
 from codeflare.operator.webhooks.admission import (
     AccessCheck,
     AdmissionRequest,
     AdmissionSettings,
-    Obj,
     Verdict,
     allowed,
     denied,
 )
 
-USER_LABEL = "workload.codeflare.dev/user"
-USER_ID_LABEL = "workload.codeflare.dev/userid"
 MAX_POD_SETS = 8
 _NOT_LABEL_CHAR = re.compile(r"[^A-Za-z0-9._-]")
 
@@ -47,12 +46,12 @@ def mutate_appwrapper(request: AdmissionRequest, settings: AdmissionSettings) ->
     aw = copy.deepcopy(request.obj)
     meta = aw.setdefault("metadata", {})
     labels = dict(meta.get("labels") or {})
-    if not labels.get(QUEUE_LABEL) and settings.default_queue_name:
-        labels[QUEUE_LABEL] = settings.default_queue_name
+    if not labels.get(QUEUE_NAME_LABEL) and settings.default_queue_name:
+        labels[QUEUE_NAME_LABEL] = settings.default_queue_name
     if request.username:
-        labels[USER_LABEL] = label_value(request.username)
+        labels[APPWRAPPER_USER_LABEL] = label_value(request.username)
     if request.user_uid:
-        labels[USER_ID_LABEL] = label_value(request.user_uid)
+        labels[APPWRAPPER_USER_ID_LABEL] = label_value(request.user_uid)
     meta["labels"] = labels
     if queue_name(aw) is not None:
         aw.setdefault("spec", {})["suspend"] = True

@@ -14,12 +14,12 @@ import copy
 from collections.abc import Iterator
 from typing import Any
 
+from codeflare.k8s.types import Obj
 from codeflare.operator.queueing.jobs import owned_by_queued_job, queue_name
 from codeflare.operator.raycluster import mtls, oauth
 from codeflare.operator.webhooks.admission import (
     AdmissionRequest,
     AdmissionSettings,
-    Obj,
     Verdict,
     allowed,
     denied,

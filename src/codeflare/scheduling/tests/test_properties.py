@@ -9,6 +9,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from codeflare.k8s.quantity import milli_value
 from codeflare.scheduling import (
     AdmissionEngine,
     BorrowWithinCohort,
@@ -23,7 +24,6 @@ from codeflare.scheduling import (
     SchedulingResult,
     Workload,
 )
-from codeflare.scheduling.quantity import parse_quantity
 
 FLAVORS = ("f1", "f2")
 SETTINGS = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -204,7 +204,7 @@ class Simulation:
                 victim_cq = self.engine._cqs[p.cluster_queue]
                 assert victim_cq.cohort == own_cq.cohort
                 nominal = {
-                    (fq.name, rq.name): parse_quantity(rq.nominal_quota)
+                    (fq.name, rq.name): milli_value(rq.nominal_quota)
                     for g in victim_cq.resource_groups
                     for fq in g.flavors
                     for rq in fq.resources

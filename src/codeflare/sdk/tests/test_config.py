@@ -112,7 +112,7 @@ def test_every_problem_is_reported_at_once() -> None:
         ({"local_queue": "Team Queue"}, "local_queue", "RFC 1123 subdomain"),
         ({"priority": ""}, "priority", "must not be empty"),
         ({"labels": {"bad key!": "v"}}, "labels['bad key!']", "name part"),
-        ({"labels": {"app": "has space"}}, "labels['app']", "at most 63 characters"),
+        ({"labels": {"app": "has space"}}, "labels['app']", "a valid label must be an empty string"),
         ({"labels": {"Bad.Prefix/app": "v"}}, "labels['Bad.Prefix/app']", "prefix part"),
         (
             {"labels": {"kueue.x-k8s.io/queue-name": "lq"}},

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import copy
-from typing import Any
 
+from codeflare.k8s.conditions import find_condition
+from codeflare.k8s.timestamps import format_rfc3339
+from codeflare.k8s.types import Obj
 from codeflare.operator.appwrapper.faults import FaultTolerance, fault_tolerance
 from codeflare.operator.appwrapper.lifecycle import (
     Action,
@@ -16,13 +18,10 @@ from codeflare.operator.appwrapper.lifecycle import (
     decide,
     decide_deletion,
     deploy_failed,
-    find_condition,
-    format_time,
     summarize_pods,
 )
 from codeflare.operator.config import FaultToleranceConfig
 
-Obj = dict[str, Any]
 T0 = 1_800_000_000.0  # a whole second, so condition timestamps are exact
 JOB = {"apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": "j"}, "spec": {"parallelism": 2}}
 
@@ -60,7 +59,7 @@ def apply(aw: Obj, decision: Decision) -> Obj:
 
 
 def cond(aw: Obj, type_: str) -> tuple[str, str]:
-    c = find_condition(aw["status"], type_)
+    c = find_condition(aw["status"].get("conditions"), type_)
     assert c is not None, type_
     return c["status"], c["reason"]
 
@@ -123,7 +122,8 @@ def test_pods_not_ready_after_warmup_are_unhealthy() -> None:
     aw = running()
     pods = PodCounts(total=2, running=2, ready=1)
     assert (
-        find_condition(apply(aw, decide(aw, observed(pods), knobs(), T0 + 299))["status"], "Unhealthy")
+        find_condition(apply(aw, decide(aw, observed(pods), knobs(), T0 + 299))["status"].get("conditions"),
+                       "Unhealthy")
         is None
     )
     assert cond(apply(aw, decide(aw, observed(pods), knobs(), T0 + 300)), "Unhealthy") == (
@@ -274,7 +274,7 @@ def test_deploy_failure_fails_the_appwrapper() -> None:
 
 def test_deletion_waits_for_components_then_releases() -> None:
     aw = running()
-    aw["metadata"]["deletionTimestamp"] = format_time(T0 + 10)
+    aw["metadata"]["deletionTimestamp"] = format_rfc3339(T0 + 10)
     k = knobs(forcefulDeletionGracePeriod="1m")
     decision, done = decide_deletion(aw, 3, k, T0 + 11)
     terminating = apply(aw, decision)

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import copy
-from typing import Any
 
 import pytest
 
+from codeflare.k8s.types import Obj
 from codeflare.operator.appwrapper.podsets import (
     PodSetError,
     build_component,
@@ -15,8 +15,6 @@ from codeflare.operator.appwrapper.podsets import (
     parse_path,
     resolve,
 )
-
-Obj = dict[str, Any]
 
 
 def pod_template(app: str) -> Obj:

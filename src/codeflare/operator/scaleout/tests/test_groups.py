@@ -6,11 +6,11 @@ import asyncio
 import json
 from typing import Any
 
+from codeflare.k8s.constants import SCALE_OUT_REQUESTS_ANNOTATION
+from codeflare.k8s.types import Obj
 from codeflare.kube import kinds
 from codeflare.operator.config import OperatorConfig
 from codeflare.operator.scaleout import controller, groups
-
-Obj = dict[str, Any]
 
 
 def machine_set(
@@ -64,12 +64,12 @@ def test_requests_and_replicas_are_written_together_and_read_back() -> None:
     entry = {"nodes": 2, "requestedAt": "2026-11-30T10:00:00Z", "releasedAt": "2026-11-30T10:05:00Z"}
     written = groups.with_requests(obj, {"team/wl": entry}, 3)
     assert written["spec"]["replicas"] == 3
-    assert json.loads(written["metadata"]["annotations"][groups.REQUESTS_ANNOTATION]) == {"team/wl": entry}
+    assert json.loads(written["metadata"]["annotations"][SCALE_OUT_REQUESTS_ANNOTATION]) == {"team/wl": entry}
     (record,) = groups.recorded(written)
     assert (record.workload, record.group, record.nodes) == ("team/wl", "ns/gpu", 2)
     assert record.released_at is not None and record.released_at - record.requested_at == 300
     cleared = groups.with_requests(written, {}, 1)
-    assert groups.REQUESTS_ANNOTATION not in cleared["metadata"]["annotations"]
+    assert SCALE_OUT_REQUESTS_ANNOTATION not in cleared["metadata"]["annotations"]
 
 
 class _Kube:

@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 
+from codeflare.k8s.types import Obj
 from codeflare.operator.webhooks import appwrapper, raycluster
 from codeflare.operator.webhooks.admission import (
     AccessCheck,
@@ -19,7 +20,6 @@ from codeflare.operator.webhooks.admission import (
     response_review,
 )
 
-Obj = dict[str, Any]
 PLAIN = AdmissionSettings(operator_version="1.2.3", mtls_enabled=False, oauth_enabled=False)
 
 

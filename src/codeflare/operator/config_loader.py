@@ -1,6 +1,8 @@
-"""Reads the operator configuration from its ConfigMap, creating it with defaults when missing.
+"""Loads the operator configuration from its ConfigMap, creating it with defaults when missing.
 
-A bad document raises :class:`ConfigError` listing every bad field; the caller refuses to start.
+The document itself (model, defaults, validation) is :mod:`codeflare.operator.config`; this
+module only talks to the cluster. A bad document raises :class:`ConfigError` listing every bad
+field; the caller refuses to start.
 ``watch_for_change`` resolves when the stored document differs from the one in use, which the
 operator answers with a clean restart (the documented reload behaviour).
 """
