@@ -1,8 +1,9 @@
 """``AdmissionEngine``: the incrementally maintained state and the public API of scheduling.
 
 Callers feed it inputs one object at a time (flavors, cluster queues, local queues, namespace
-labels, workloads, nodes) and call ``schedule(now)``; the decision cycle itself lives in
-``cycle``. Contract with the caller:
+labels, workloads, nodes) and call ``schedule(now)``. What it keeps between calls is an
+:class:`~codeflare.scheduling.state.EngineState`; the decision cycle over that state lives in
+``cycle``, which never sees the engine. Contract with the caller:
 
 * Workload keys are ``"namespace/name"`` strings (``Workload.key``).
 * ``schedule`` charges every admission it returns at once, so calling it again before the caller
@@ -22,8 +23,8 @@ from collections.abc import Mapping
 from dataclasses import replace
 
 from codeflare.k8s.quantity import Quantity
-from codeflare.scheduling.assignment import AssignmentContext, Shape
-from codeflare.scheduling.capacity import NodeCapacity
+from codeflare.scheduling.assignment import Shape
+from codeflare.scheduling.cycle import pending_reason, run_cycle
 from codeflare.scheduling.model import (
     Admission,
     ClusterQueue,
@@ -34,8 +35,9 @@ from codeflare.scheduling.model import (
 )
 from codeflare.scheduling.preemption import AdmittedWorkload
 from codeflare.scheduling.queues import PendingQueue, order_key
-from codeflare.scheduling.quota import FlavorResource, QuotaBook
+from codeflare.scheduling.quota import FlavorResource
 from codeflare.scheduling.results import Eviction, PendingInfo, SchedulingResult
+from codeflare.scheduling.state import EngineState
 
 logger = logging.getLogger(__name__)
 
@@ -71,44 +73,33 @@ class AdmissionEngine:
         head_of_line_holding_time: float = 0.0,
         capacity_check: bool = False,
     ) -> None:
-        self.backoff_time = backoff_time
-        self.head_of_line_holding_time = head_of_line_holding_time
-        self.capacity_check = capacity_check
-        self._flavors: dict[str, ResourceFlavor] = {}
-        self._book = QuotaBook()
-        self._nodes = NodeCapacity()
-        self._ctx = AssignmentContext(self._book, self._flavors, self._nodes if capacity_check else None)
-        self._cqs: dict[str, ClusterQueue] = {}
-        self._queues: dict[str, PendingQueue] = {}
-        self._lqs: dict[tuple[str, str], LocalQueue] = {}
-        self._namespaces: dict[str, dict[str, str]] = {}
-        self._workloads: dict[str, Workload] = {}
-        self._shapes: dict[str, Shape] = {}
-        self._admitted: dict[str, AdmittedWorkload] = {}
-        self._admitted_by_cq: dict[str, dict[str, AdmittedWorkload]] = {}
-        self._blocked: dict[str, PendingInfo] = {}
-        self._queued_in: dict[str, str] = {}
-        self._by_lq: dict[tuple[str, str], set[str]] = {}
-        self._fresh: set[str] = set()
-        self._dirty: set[str] = set()
-        self._timers: list[tuple[float, str]] = []
-        self._to_evict: dict[str, Eviction] = {}
-        self._nominated: dict[str, tuple[str, tuple[int, float, str], set[FlavorResource]]] = {}
-        self._now = 0.0
+        self.state = EngineState(backoff_time, head_of_line_holding_time, capacity_check)
+
+    @property
+    def backoff_time(self) -> float:
+        return self.state.backoff_time
+
+    @property
+    def head_of_line_holding_time(self) -> float:
+        return self.state.head_of_line_holding_time
+
+    @property
+    def capacity_check(self) -> bool:
+        return self.state.capacity_check
 
     # -- resource flavors --------------------------------------------------------------------
     def add_resource_flavor(self, flavor: ResourceFlavor) -> None:
         """Add or replace a ResourceFlavor."""
-        self._flavors[flavor.name] = flavor
-        self._nodes.invalidate()
+        self.state.flavors[flavor.name] = flavor
+        self.state.nodes.invalidate()
         self._wake_all()
 
     update_resource_flavor = add_resource_flavor
 
     def remove_resource_flavor(self, name: str) -> None:
         """Remove a ResourceFlavor; queues naming it become inactive."""
-        self._flavors.pop(name, None)
-        self._nodes.invalidate()
+        self.state.flavors.pop(name, None)
+        self.state.nodes.invalidate()
         self._wake_all()
 
     # -- cluster queues ----------------------------------------------------------------------
@@ -123,97 +114,97 @@ class AdmissionEngine:
         self._set_cluster_queue(name, None)
 
     def _set_cluster_queue(self, name: str, spec: ClusterQueue | None) -> None:
-        old = self._cqs.get(name)
+        old = self.state.cqs.get(name)
         if spec is None:
-            self._cqs.pop(name, None)
+            self.state.cqs.pop(name, None)
         else:
-            self._cqs[name] = spec
-        for scope in self._book.set_queue(spec, name):
+            self.state.cqs[name] = spec
+        for scope in self.state.book.set_queue(spec, name):
             self._wake_scope(scope)
         if spec is None:
-            queue = self._queues.pop(name, None)
+            queue = self.state.queues.pop(name, None)
             if queue is not None:
                 for key in sorted(queue.shape_of):
-                    self._queued_in.pop(key, None)
+                    self.state.queued_in.pop(key, None)
                     self._place(key)
         else:
-            self._queues.setdefault(name, PendingQueue(name))
-            self._dirty.add(name)
+            self.state.queues.setdefault(name, PendingQueue(name))
+            self.state.dirty.add(name)
             if spec.stop_policy == "HoldAndDrain" and (old is None or old.stop_policy != "HoldAndDrain"):
-                for key in sorted(self._admitted_by_cq.get(name, {})):
+                for key in sorted(self.state.admitted_by_cq.get(name, {})):
                     self._mark_evict(
                         key, "ClusterQueueStopped", f"ClusterQueue {name} is stopped (HoldAndDrain)"
                     )
-        for lq_key in sorted(k for k, lq in self._lqs.items() if lq.cluster_queue == name):
+        for lq_key in sorted(k for k, lq in self.state.lqs.items() if lq.cluster_queue == name):
             self._replace_local_queue_workloads(lq_key)
 
     # -- local queues and namespaces ---------------------------------------------------------
     def add_local_queue(self, queue: LocalQueue) -> None:
         """Add or replace a LocalQueue."""
-        self._lqs[(queue.namespace, queue.name)] = queue
+        self.state.lqs[(queue.namespace, queue.name)] = queue
         self._replace_local_queue_workloads((queue.namespace, queue.name))
 
     update_local_queue = add_local_queue
 
     def remove_local_queue(self, namespace: str, name: str) -> None:
         """Remove a LocalQueue; its pending workloads report it missing."""
-        self._lqs.pop((namespace, name), None)
+        self.state.lqs.pop((namespace, name), None)
         self._replace_local_queue_workloads((namespace, name))
 
     def add_namespace(self, name: str, labels: Mapping[str, str]) -> None:
         """Add or replace a namespace's labels (for ClusterQueue namespaceSelector)."""
-        self._namespaces[name] = dict(labels)
-        for lq_key in sorted(k for k in self._by_lq if k[0] == name):
+        self.state.namespaces[name] = dict(labels)
+        for lq_key in sorted(k for k in self.state.by_lq if k[0] == name):
             self._replace_local_queue_workloads(lq_key)
 
     update_namespace = add_namespace
 
     def remove_namespace(self, name: str) -> None:
         """Forget a namespace's labels."""
-        self._namespaces.pop(name, None)
-        for lq_key in sorted(k for k in self._by_lq if k[0] == name):
+        self.state.namespaces.pop(name, None)
+        for lq_key in sorted(k for k in self.state.by_lq if k[0] == name):
             self._replace_local_queue_workloads(lq_key)
 
     def _replace_local_queue_workloads(self, lq_key: tuple[str, str]) -> None:
-        for key in sorted(self._by_lq.get(lq_key, ())):
+        for key in sorted(self.state.by_lq.get(lq_key, ())):
             self._unqueue(key)
             self._place(key)
 
     # -- nodes -------------------------------------------------------------------------------
     def add_node(self, node: Node) -> None:
         """Add or replace a node of the capacity snapshot."""
-        self._nodes.set_node(node.name, node)
-        if self.capacity_check:
+        self.state.nodes.set_node(node.name, node)
+        if self.state.capacity_check:
             self._wake_all()
 
     update_node = add_node
 
     def remove_node(self, name: str) -> None:
         """Remove a node of the capacity snapshot."""
-        self._nodes.set_node(name, None)
-        if self.capacity_check:
+        self.state.nodes.set_node(name, None)
+        if self.state.capacity_check:
             self._wake_all()
 
     # -- workloads ---------------------------------------------------------------------------
     def add_workload(self, workload: Workload) -> None:
         """Add or replace a workload (see the module docstring for the admission contract)."""
         key = workload.key
-        old = self._workloads.get(key)
-        record = self._admitted.get(key)
+        old = self.state.workloads.get(key)
+        record = self.state.admitted.get(key)
         if old is not None and record is not None and old.admission == workload.admission:
-            self._workloads[key] = workload
+            self.state.workloads[key] = workload
             record.priority = workload.priority
             if not workload.active:
                 self._mark_evict(key, "InactiveWorkload", f"workload {key} was deactivated")
             return
         self._detach(key)
-        self._workloads[key] = workload
-        self._shapes[key] = workload_shape(workload)
+        self.state.workloads[key] = workload
+        self.state.shapes[key] = workload_shape(workload)
         if workload.admission is not None:
             self._charge(key, workload, workload.admission)
             return
         lq_key = (workload.namespace, workload.queue_name)
-        self._by_lq.setdefault(lq_key, set()).add(key)
+        self.state.by_lq.setdefault(lq_key, set()).add(key)
         self._place(key)
 
     update_workload = add_workload
@@ -232,126 +223,124 @@ class AdmissionEngine:
             cq,
             admission_usage(admission),
         )
-        self._admitted[key] = record
-        self._admitted_by_cq.setdefault(cq, {})[key] = record
-        self._book.charge(cq, record.usage)
-        spec = self._cqs.get(cq)
+        self.state.admitted[key] = record
+        self.state.admitted_by_cq.setdefault(cq, {})[key] = record
+        self.state.book.charge(cq, record.usage)
+        spec = self.state.cqs.get(cq)
         if not workload.active:
             self._mark_evict(key, "InactiveWorkload", f"workload {key} was deactivated")
         elif spec is not None and spec.stop_policy == "HoldAndDrain":
             self._mark_evict(key, "ClusterQueueStopped", f"ClusterQueue {cq} is stopped (HoldAndDrain)")
 
     def _detach(self, key: str) -> None:
-        workload = self._workloads.pop(key, None)
+        workload = self.state.workloads.pop(key, None)
         if workload is None:
             return
-        self._shapes.pop(key, None)
-        nominated = self._nominated.pop(key, None)
+        self.state.shapes.pop(key, None)
+        nominated = self.state.nominated.pop(key, None)
         if nominated is not None:
             self._wake_scope(nominated[0])  # what it held back may go now
-        self._fresh.discard(key)
-        self._to_evict.pop(key, None)
-        record = self._admitted.pop(key, None)
+        self.state.fresh.discard(key)
+        self.state.to_evict.pop(key, None)
+        record = self.state.admitted.pop(key, None)
         if record is not None:
-            self._admitted_by_cq[record.cluster_queue].pop(key, None)
-            self._book.charge(record.cluster_queue, record.usage, -1)
-            if self.capacity_check:
+            self.state.admitted_by_cq[record.cluster_queue].pop(key, None)
+            self.state.book.charge(record.cluster_queue, record.usage, -1)
+            if self.state.capacity_check:
                 self._wake_all()
             else:
-                self._wake_scope(self._book.scope(record.cluster_queue))
+                self._wake_scope(self.state.book.scope(record.cluster_queue))
             return
         self._unqueue(key)
         lq_key = (workload.namespace, workload.queue_name)
-        members = self._by_lq.get(lq_key)
+        members = self.state.by_lq.get(lq_key)
         if members is not None:
             members.discard(key)
             if not members:
-                del self._by_lq[lq_key]
+                del self.state.by_lq[lq_key]
 
     def _unqueue(self, key: str) -> None:
-        self._blocked.pop(key, None)
-        cq = self._queued_in.pop(key, None)
-        if cq is not None and cq in self._queues:
-            self._queues[cq].discard(key)
+        self.state.blocked.pop(key, None)
+        cq = self.state.queued_in.pop(key, None)
+        if cq is not None and cq in self.state.queues:
+            self.state.queues[cq].discard(key)
 
     def _place(self, key: str) -> None:
-        workload = self._workloads[key]
+        workload = self.state.workloads[key]
         cq, info = self._placement(workload)
         if cq is None:
             assert info is not None
-            self._blocked[key] = info
-            self._fresh.add(key)
+            self.state.blocked[key] = info
+            self.state.fresh.add(key)
             return
         order = order_key(workload.priority, workload.creation_time, key)
-        self._queues[cq].add(key, self._shapes[key], order)
-        self._queued_in[key] = cq
-        self._dirty.add(cq)
+        self.state.queues[cq].add(key, self.state.shapes[key], order)
+        self.state.queued_in[key] = cq
+        self.state.dirty.add(cq)
 
     def _placement(self, workload: Workload) -> tuple[str | None, PendingInfo | None]:
         if not workload.active:
             return None, PendingInfo("Inactive", f"workload {workload.key} is inactive")
-        lq = self._lqs.get((workload.namespace, workload.queue_name))
+        lq = self.state.lqs.get((workload.namespace, workload.queue_name))
         if lq is None:
             message = f"LocalQueue {workload.queue_name} does not exist in namespace {workload.namespace}"
             return None, PendingInfo("NoLocalQueue", message)
-        spec = self._cqs.get(lq.cluster_queue)
+        spec = self.state.cqs.get(lq.cluster_queue)
         if spec is None:
             return None, PendingInfo(
                 "NoClusterQueue", f"ClusterQueue {lq.cluster_queue} does not exist", lq.cluster_queue
             )
         selector = spec.namespace_selector
-        if selector is None or not selector.matches(self._namespaces.get(workload.namespace, {})):
+        if selector is None or not selector.matches(self.state.namespaces.get(workload.namespace, {})):
             message = f"namespace {workload.namespace} is not selected by ClusterQueue {spec.name}"
             return None, PendingInfo("NamespaceNotSelected", message, spec.name)
         return spec.name, None
 
     def _mark_evict(self, key: str, reason: str, message: str) -> None:
-        record = self._admitted.get(key)
+        record = self.state.admitted.get(key)
         if record is not None and record.evicting is None:
-            self._to_evict[key] = Eviction(key, reason, message)  # type: ignore[arg-type]
+            self.state.to_evict[key] = Eviction(key, reason, message)  # type: ignore[arg-type]
 
     # -- waking ------------------------------------------------------------------------------
     def _wake_scope(self, scope: str) -> None:
-        self._dirty.update(self._book.members(scope))
+        self.state.dirty.update(self.state.book.members(scope))
 
     def _wake_all(self) -> None:
-        for scope in sorted({self._book.scope(name) for name in self._cqs}):
-            self._book.bump(scope, freed=True)
-        self._dirty.update(self._cqs)
+        for scope in sorted({self.state.book.scope(name) for name in self.state.cqs}):
+            self.state.book.bump(scope, freed=True)
+        self.state.dirty.update(self.state.cqs)
 
     # -- queries -----------------------------------------------------------------------------
     def admission(self, key: str) -> Admission | None:
         """The admission the engine holds for a workload (assumed or reported)."""
-        workload = self._workloads.get(key)
+        workload = self.state.workloads.get(key)
         return workload.admission if workload is not None else None
 
     def workload(self, key: str) -> Workload | None:
         """The engine's view of a workload (with the admission it assumed, if any)."""
-        return self._workloads.get(key)
+        return self.state.workloads.get(key)
 
     def usage(self, cluster_queue: str) -> dict[tuple[str, str], Quantity]:
         """Charged usage of a ClusterQueue per (flavor, resource)."""
-        usage = self._book.usage.get(cluster_queue, {})
+        usage = self.state.book.usage.get(cluster_queue, {})
         return {fr: Quantity(v) for fr, v in sorted(usage.items()) if v}
 
     def quota_violations(self) -> list[str]:
         """Queues or cohorts charged beyond their limits (only after quota is lowered under use)."""
-        return self._book.violations()
+        return self.state.book.violations()
 
     def evicting(self) -> dict[str, str]:
         """Workloads asked to be evicted and still charged: key -> reason."""
-        return {k: r.evicting for k, r in sorted(self._admitted.items()) if r.evicting is not None}
+        return {k: r.evicting for k, r in sorted(self.state.admitted.items()) if r.evicting is not None}
 
     def pending_reason(self, key: str) -> PendingInfo | None:
         """Why a pending workload is not admitted (None when admitted or unknown)."""
-        from codeflare.scheduling.cycle import pending_reason
-
-        return pending_reason(self, key)
+        return pending_reason(self.state, key)
 
     def pending_reasons(self) -> dict[str, PendingInfo]:
         """Reasons for every pending workload (costs one lookup per pending workload)."""
         out: dict[str, PendingInfo] = {}
-        for key in sorted(self._workloads):
+        for key in sorted(self.state.workloads):
             info = self.pending_reason(key)
             if info is not None:
                 out[key] = info
@@ -360,25 +349,23 @@ class AdmissionEngine:
     # -- the decision cycle ------------------------------------------------------------------
     def schedule(self, now: float) -> SchedulingResult:
         """Decide at time ``now``: admissions, preemptions, evictions, pending reasons."""
-        from codeflare.scheduling.cycle import run_cycle
-
-        self._now = now
+        self.state.now = now
         result = SchedulingResult(now)
-        for key in sorted(self._to_evict):
-            eviction = self._to_evict[key]
-            self._admitted[key].evicting = eviction.reason
+        for key in sorted(self.state.to_evict):
+            eviction = self.state.to_evict[key]
+            self.state.admitted[key].evicting = eviction.reason
             result.evictions.append(eviction)
-        self._to_evict.clear()
-        while self._timers and self._timers[0][0] <= now:
-            _, cq = heapq.heappop(self._timers)
-            if cq in self._queues:
-                self._dirty.add(cq)
-        for key in sorted(self._fresh):
-            if key in self._blocked:
-                result.pending[key] = self._blocked[key]
-        self._fresh.clear()
-        run_cycle(self, now, result)
-        result.next_wakeup = self._timers[0][0] if self._timers else None
+        self.state.to_evict.clear()
+        while self.state.timers and self.state.timers[0][0] <= now:
+            _, cq = heapq.heappop(self.state.timers)
+            if cq in self.state.queues:
+                self.state.dirty.add(cq)
+        for key in sorted(self.state.fresh):
+            if key in self.state.blocked:
+                result.pending[key] = self.state.blocked[key]
+        self.state.fresh.clear()
+        run_cycle(self.state, now, result, self._record_admission)
+        result.next_wakeup = self.state.timers[0][0] if self.state.timers else None
         logger.debug(
             "scheduling cycle at %s: %d admitted, %d preempted, %d evicted",
             now, len(result.admissions), len(result.preemptions), len(result.evictions),
@@ -386,13 +373,13 @@ class AdmissionEngine:
         return result
 
     def _record_admission(self, key: str, admission: Admission) -> None:
-        workload = replace(self._workloads[key], admission=admission)
+        workload = replace(self.state.workloads[key], admission=admission)
         lq_key = (workload.namespace, workload.queue_name)
         self._unqueue(key)
-        members = self._by_lq.get(lq_key)
+        members = self.state.by_lq.get(lq_key)
         if members is not None:
             members.discard(key)
             if not members:
-                del self._by_lq[lq_key]
-        self._workloads[key] = workload
+                del self.state.by_lq[lq_key]
+        self.state.workloads[key] = workload
         self._charge(key, workload, admission)
