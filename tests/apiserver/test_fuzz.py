@@ -9,8 +9,8 @@ change to the dump means a request mutated state it should not have touched.
 from __future__ import annotations
 
 import json
-import posixpath
 import os
+import posixpath
 import urllib.parse
 from collections.abc import Iterator
 from typing import Any

@@ -100,7 +100,8 @@ def test_strategic_merge_uses_merge_keys(http: httpx.Client) -> None:
     assert sorted(p["containerPort"] for p in main["ports"]) == [80, 443]
     assert sorted(m["mountPath"] for m in main["volumeMounts"]) == ["/cache", "/data"]
     assert sorted(v["name"] for v in spec["volumes"]) == ["cache", "data"]
-    assert sorted(t["key"] for t in spec["tolerations"]) == ["gpu", "tpu"]
+    # tolerations carry no patch merge key upstream (x-kubernetes-list-type: atomic): replaced whole
+    assert [t["key"] for t in spec["tolerations"]] == ["tpu"]
 
 
 def test_strategic_delete_directive(http: httpx.Client) -> None:

@@ -21,6 +21,7 @@ from typing import Any
 from codeflare.apiserver import errors
 from codeflare.apiserver.context import RequestContext
 from codeflare.apiserver.registry import managed_fields, metadata, rest
+from codeflare.apiserver.registry.apply import server_side_apply
 from codeflare.apiserver.registry.deletion import (
     DeleteResult,
     check_preconditions,
@@ -261,7 +262,7 @@ class ObjectAPI:
     ) -> tuple[dict[str, Any], bool]:
         applied = apply_configuration(rt, namespace, name, old, body, ctx)
         live = self.present(rt, old) if old is not None else None
-        merged = managed_fields.server_side_apply(
+        merged = server_side_apply(
             live,
             applied,
             manager=ctx.field_manager,

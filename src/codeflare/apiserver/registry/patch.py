@@ -4,8 +4,9 @@ The HTTP layer picks the patch kind from the request's Content-Type (``PATCH_CON
 and calls one of the ``apply_*`` functions with the stored object; each returns a new dict and
 never mutates its inputs. Failures are :class:`ApiError` values shaped like Kubernetes' answers
 (400 for a malformed patch, 422 when a well-formed patch cannot be applied).
-Server-side apply (``application/apply-patch+yaml``) lives in ``managed_fields``; this module
-does no validation of the result, no defaulting and no I/O.
+Server-side apply (``application/apply-patch+yaml``) lives in :mod:`apply`, and which lists merge
+by which key is :mod:`list_semantics`'. This module does no validation of the result, no
+defaulting and no I/O.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from codeflare.apiserver.errors import ApiError, bad_request
+from codeflare.apiserver.registry import list_semantics
 
 JSON_PATCH = "json"
 MERGE_PATCH = "merge"
@@ -30,31 +32,6 @@ PATCH_CONTENT_TYPES: dict[str, str] = {
     "application/apply-patch+cbor": APPLY_PATCH_CBOR,
 }
 SUPPORTED_PATCH_CONTENT_TYPES = tuple(t for t, k in PATCH_CONTENT_TYPES.items() if k != APPLY_PATCH_CBOR)
-
-# Strategic merge: lists of objects merged by a key, chosen by the list's field name. A tuple
-# lists candidates; the first key that the patch items carry wins (container ports use
-# ``containerPort``, Service ports use ``port``).
-DEFAULT_MERGE_KEYS: dict[str, tuple[str, ...]] = {
-    "containers": ("name",),
-    "initContainers": ("name",),
-    "ephemeralContainers": ("name",),
-    "env": ("name",),
-    "ports": ("containerPort", "port"),
-    "volumes": ("name",),
-    "volumeMounts": ("mountPath",),
-    "volumeDevices": ("devicePath",),
-    "tolerations": ("key",),
-    "conditions": ("type",),
-    "imagePullSecrets": ("name",),
-    "ownerReferences": ("uid",),
-    "hostAliases": ("ip",),
-    "topologySpreadConstraints": ("topologyKey",),
-    "resourceClaims": ("name",),
-    "podSets": ("name",),
-    "workerGroupSpecs": ("groupName",),
-}
-# Lists of scalars that strategic merge unions instead of replacing (patchStrategy: merge).
-MERGED_PRIMITIVE_LISTS = frozenset({"finalizers"})
 
 _PATCH = "$patch"
 _RETAIN_KEYS = "$retainKeys"
@@ -153,14 +130,7 @@ def _merge_key(field: str, items: list[Any], merge_keys: Mapping[str, str] | Non
     """The key merging list ``field`` by item, or None when the list is replaced whole."""
     if merge_keys and field in merge_keys:
         return merge_keys[field]
-    candidates = DEFAULT_MERGE_KEYS.get(field)
-    if not candidates:
-        return None
-    dicts = [i for i in items if isinstance(i, dict) and i.get(_PATCH) is None]
-    for key in candidates:
-        if dicts and all(key in i for i in dicts):
-            return key
-    return candidates[0]
+    return list_semantics.strategic_merge_key(field, items)
 
 
 def _strategic_map(
@@ -237,7 +207,7 @@ def _strategic_list(
 ) -> list[Any]:
     if any(isinstance(i, dict) and i.get(_PATCH) == "replace" for i in patch):
         return [_strip_directives(i) for i in patch if not (isinstance(i, dict) and _PATCH in i)]
-    if field in MERGED_PRIMITIVE_LISTS and all(not isinstance(i, dict | list) for i in patch):
+    if list_semantics.strategic_merges_scalars(field) and all(not isinstance(i, dict | list) for i in patch):
         out = list(original)
         out.extend(v for v in patch if v not in out)
         return out
@@ -290,8 +260,10 @@ def apply_strategic_merge_patch(
 ) -> dict[str, Any]:
     """Apply a Kubernetes strategic merge patch as kubectl sends it for built-in kinds.
 
-    ``merge_keys`` maps a list field name to its merge key and overrides the defaults. Lists of
-    objects with a known key merge by key; ``finalizers`` unions; every other list replaces.
+    ``merge_keys`` maps a list field name to its merge key and overrides the defaults, which come
+    from :mod:`list_semantics` (Kubernetes' ``x-kubernetes-patch-merge-key`` and
+    ``x-kubernetes-patch-strategy``): lists of objects with a merge key merge by it, ``finalizers``
+    unions, every other list (``tolerations`` among them) replaces.
     Directives: ``$patch: replace|merge|delete`` (maps and list items), ``$retainKeys``,
     ``$setElementOrder/<field>``, ``$deleteFromPrimitiveList/<field>``; ``null`` deletes a key.
     """

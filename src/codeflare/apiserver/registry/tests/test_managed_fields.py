@@ -1,3 +1,5 @@
+"""Field ownership and server-side apply: who owns what after updates and applies, conflicts, FieldsV1."""
+
 from __future__ import annotations
 
 import copy
@@ -8,19 +10,21 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from codeflare.apiserver.errors import FIELD_CONFLICT, ApiError
-from codeflare.apiserver.registry.managed_fields import (
-    APPLY,
-    UPDATE,
-    ManagedFieldsEntry,
+from codeflare.apiserver.registry.apply import server_side_apply
+from codeflare.apiserver.registry.fieldsets import (
     changed_fields,
     fields_from_v1,
     fields_to_v1,
     flatten,
+    render_path,
+)
+from codeflare.apiserver.registry.managed_fields import (
+    APPLY,
+    UPDATE,
+    ManagedFieldsEntry,
     manager_from_user_agent,
     read_managed_fields,
     record_update,
-    render_path,
-    server_side_apply,
 )
 
 T0, T1, T2 = "2026-11-30T10:00:00Z", "2026-11-30T10:01:00Z", "2026-11-30T10:02:00Z"
