@@ -1,9 +1,14 @@
-"""Dict-in, dict-out Kubernetes calls over lightkube, with one error type and conflict retries.
+"""Dict-in, dict-out Kubernetes calls over lightkube, with one error type and explicit retries.
 
 :class:`AsyncKube` is the implementation (the operator and the agent are asyncio programs);
 :class:`Kube` offers the same methods synchronously for the SDK and the CLI by running them on a
 private event-loop thread, so it also works inside notebooks that already run a loop. Every
 call carries the connection's credentials; API failures raise :mod:`codeflare.kube.errors` types.
+Retries follow those types: a temporary error is resent with exponential backoff when
+:meth:`~codeflare.kube.errors.KubeError.retryable` allows it for the request (reads, applies,
+merge patches, replaces and deletes are idempotent; creates and JSON patches are resent only
+when the server cannot have acted), up to :class:`RetryPolicy` ``attempts``; permanent errors
+are raised at once; conflicts are retried by :meth:`AsyncKube.update` from a fresh read.
 """
 
 from __future__ import annotations
@@ -15,6 +20,7 @@ import copy
 import logging
 import threading
 from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine, Mapping
+from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from codeflare.k8s.types import Obj
@@ -41,11 +47,72 @@ def _selector(selector: Mapping[str, str] | str | None) -> Any:
     return dict(selector)
 
 
+@dataclass(frozen=True)
+class RetryPolicy:
+    """How often and how patiently a request is resent after a retryable temporary error."""
+
+    attempts: int = 4  # sends in all, the first included
+    base_delay: float = 0.2  # seconds before the first resend, doubling after each
+    max_delay: float = 5.0  # longest wait between two sends (also caps a server's Retry-After)
+
+    def delay(self, attempt: int, error: errors.KubeError) -> float:
+        """Seconds to wait after failed send number ``attempt`` (1-based)."""
+        hint = getattr(error, "retry_after", None)
+        if hint:
+            return min(float(hint), self.max_delay)
+        return min(self.base_delay * 2 ** (attempt - 1), self.max_delay)
+
+
+NO_RETRIES = RetryPolicy(attempts=1)
+
+
+async def send_with_retries(
+    send: Callable[[], Awaitable[T]],
+    policy: RetryPolicy,
+    *,
+    idempotent: bool,
+    what: str = "request",
+    sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
+) -> T:
+    """``await send()``, resending it after the errors that :class:`RetryPolicy` and the error allow."""
+    attempt = 1
+    while True:
+        try:
+            return await send()
+        except errors.KubeError as exc:
+            if attempt >= policy.attempts or not exc.temporary or not exc.retryable(idempotent):
+                raise
+            delay = policy.delay(attempt, exc)
+            log.debug("%s failed (%s, attempt %d); resending in %.2fs", what, exc, attempt, delay)
+            await sleep(delay)
+            attempt += 1
+
+
+def transport_error(
+    exc: BaseException, *, kind: str = "", name: str = "", namespace: str = ""
+) -> errors.KubeError:
+    """The :mod:`errors` type for a failure below HTTP (no answer from the server)."""
+    import httpx2
+
+    if isinstance(exc, TimeoutError | httpx2.TimeoutException) and not isinstance(exc, httpx2.ConnectTimeout):
+        message = f"no answer from the API server in time: {exc}"
+        return errors.TimedOut(message, kind=kind, name=name, namespace=namespace)
+    never_sent = isinstance(exc, ConnectionRefusedError | httpx2.ConnectError | httpx2.ConnectTimeout)
+    return errors.Unreachable(
+        f"cannot reach the API server: {exc}", sent=not never_sent, kind=kind, name=name, namespace=namespace
+    )
+
+
 class AsyncKube:
     """Asynchronous client for one connection; use as an async context manager or call aclose()."""
 
     def __init__(
-        self, connection: Connection, *, field_manager: str = "codeflare", timeout: float = 30.0
+        self,
+        connection: Connection,
+        *,
+        field_manager: str = "codeflare",
+        timeout: float = 30.0,
+        retry: RetryPolicy | None = None,
     ) -> None:
         import httpx2
         from lightkube import AsyncClient
@@ -53,6 +120,7 @@ class AsyncKube:
         self.connection = connection
         self.namespace = connection.namespace
         self.field_manager = field_manager
+        self.retry = retry or RetryPolicy()
         self._client = AsyncClient(
             connection.config,
             namespace=connection.namespace,
@@ -71,28 +139,37 @@ class AsyncKube:
         await self._client.close()
 
     # -- plumbing -------------------------------------------------------------------------------
-    async def _call(self, kind: Kind, name: str, namespace: str | None, call: Awaitable[T]) -> T:
+    async def _call(
+        self,
+        kind: Kind,
+        name: str,
+        namespace: str | None,
+        send: Callable[[], Awaitable[T]],
+        *,
+        idempotent: bool = True,
+    ) -> T:
+        """``send()`` with lightkube's and httpx's failures mapped to :mod:`errors`, and retried."""
+
+        async def once() -> T:
+            return await self._send_once(kind, name, namespace, send)
+
+        what = f"{kind.kind} {kind.ref(name, namespace)}" if name else kind.kind
+        return await send_with_retries(once, self.retry, idempotent=idempotent, what=what)
+
+    @staticmethod
+    async def _send_once(kind: Kind, name: str, namespace: str | None, send: Callable[[], Awaitable[T]]) -> T:
+        import httpx2
         from lightkube import ApiError
 
         try:
-            return await call
+            return await send()
         except ApiError as exc:
             status = exc.status.to_dict() if getattr(exc, "status", None) is not None else {}
             if not status.get("code"):
                 status["code"] = exc.response.status_code
             raise errors.from_status(status, kind=kind.kind, name=name, namespace=namespace or "") from exc
-        except (OSError, TimeoutError) as exc:
-            raise errors.TemporaryError(
-                f"cannot reach the API server: {exc}", kind=kind.kind, name=name
-            ) from exc
-        except Exception as exc:
-            import httpx2
-
-            if isinstance(exc, httpx2.HTTPError):
-                raise errors.TemporaryError(
-                    f"cannot reach the API server: {exc}", kind=kind.kind, name=name
-                ) from exc
-            raise
+        except (OSError, TimeoutError, httpx2.HTTPError) as exc:
+            raise transport_error(exc, kind=kind.kind, name=name, namespace=namespace or "") from exc
 
     def _ns(self, kind: Kind, namespace: str | None) -> str | None:
         if not kind.namespaced:
@@ -107,24 +184,38 @@ class AsyncKube:
         return kind.lightkube().from_dict(data)
 
     # -- reads ----------------------------------------------------------------------------------
+    async def _discovery(self, path: str) -> Obj:
+        """A discovery document (``/apis``, ``/api/v1``, ``/apis/<group>/<version>``), retried."""
+        http: Any = self._client._client._client  # lightkube's httpx client, carrying our credentials
+
+        async def once() -> Obj:
+            try:
+                response = await http.get(path)
+            except Exception as exc:
+                raise transport_error(exc) from exc
+            if response.status_code >= 400:
+                raise errors.from_status({"code": response.status_code, "message": response.text[:200]})
+            body: Obj = response.json()
+            return body
+
+        return await send_with_retries(once, self.retry, idempotent=True, what=f"GET {path}")
+
     async def api_groups(self) -> dict[str, list[str]]:
         """Discovery (``GET /apis``): each served API group with its served versions."""
-        http: Any = self._client._client._client  # lightkube's httpx client, carrying our credentials
-        try:
-            response = await http.get("/apis")
-        except Exception as exc:
-            raise errors.TemporaryError(f"cannot reach the API server: {exc}") from exc
-        if response.status_code >= 400:
-            raise errors.from_status({"code": response.status_code, "message": response.text[:200]})
         return {
             str(g.get("name", "")): [str(v.get("version", "")) for v in g.get("versions") or []]
-            for g in response.json().get("groups") or []
+            for g in (await self._discovery("/apis")).get("groups") or []
         }
+
+    async def api_resources(self, api_version: str) -> list[Obj]:
+        """Discovery of one group-version: its APIResourceList ``resources`` (subresources included)."""
+        path = f"/apis/{api_version}" if "/" in api_version else f"/api/{api_version}"
+        return list((await self._discovery(path)).get("resources") or [])
 
     async def get(self, kind: Kind, name: str, namespace: str | None = None) -> Obj:
         ns = self._ns(kind, namespace)
         return _to_dict(
-            await self._call(kind, name, ns, self._client.get(kind.lightkube(), name, namespace=ns))
+            await self._call(kind, name, ns, lambda: self._client.get(kind.lightkube(), name, namespace=ns))
         )
 
     async def find(self, kind: Kind, name: str, namespace: str | None = None) -> Obj | None:
@@ -153,7 +244,7 @@ class AsyncKube:
                 )
             ]
 
-        return await self._call(kind, "", None, collect())
+        return await self._call(kind, "", None, collect)
 
     async def list_with_version(
         self, kind: Kind, namespace: str | None = None
@@ -166,7 +257,7 @@ class AsyncKube:
             items = [_to_dict(o) async for o in iterator]
             return items, str(getattr(iterator, "resourceVersion", "") or "")
 
-        return await self._call(kind, "", None, collect())
+        return await self._call(kind, "", None, collect)
 
     async def watch(
         self,
@@ -201,20 +292,25 @@ class AsyncKube:
         name = (obj.get("metadata") or {}).get("name", "")
         res = self._resource(kind, _with_namespace(obj, ns))
         client: Any = self._client
-        return _to_dict(await self._call(kind, name, ns, client.create(res)))
+        # not idempotent: resent only when the server cannot have created it
+        return _to_dict(await self._call(kind, name, ns, lambda: client.create(res), idempotent=False))
 
     async def replace(self, kind: Kind, obj: Obj) -> Obj:
         meta = obj.get("metadata") or {}
         ns = self._ns(kind, meta.get("namespace"))
         res = self._resource(kind, _with_namespace(obj, ns))
         client: Any = self._client
-        return _to_dict(await self._call(kind, meta.get("name", ""), ns, client.replace(res)))
+        return _to_dict(await self._call(kind, meta.get("name", ""), ns, lambda: client.replace(res)))
 
     async def replace_status(self, kind: Kind, obj: Obj) -> Obj:
         meta = obj.get("metadata") or {}
         ns = self._ns(kind, meta.get("namespace"))
         client: Any = self._client
-        call = client.replace(_status_of(kind, obj), meta.get("name", ""), namespace=ns)
+        body = _status_of(kind, obj)
+
+        def call() -> Awaitable[Any]:
+            return client.replace(body, meta.get("name", ""), namespace=ns)
+
         return _to_dict(await self._call(kind, meta.get("name", ""), ns, call))
 
     async def patch(
@@ -241,16 +337,20 @@ class AsyncKube:
         ns = self._ns(kind, namespace)
         res = kind.lightkube().Status if status else kind.lightkube()
         manager = field_manager or self.field_manager
-        call = self._client.patch(
-            res,
-            name,
-            body,
-            namespace=ns,
-            patch_type=ptype,
-            field_manager=manager if patch_type == "apply" else field_manager,
-            force=force,
-        )
-        return _to_dict(await self._call(kind, name, ns, call))
+
+        def call() -> Awaitable[Any]:
+            return self._client.patch(
+                res,
+                name,
+                body,
+                namespace=ns,
+                patch_type=ptype,
+                field_manager=manager if patch_type == "apply" else field_manager,
+                force=force,
+            )
+
+        # a JSON patch may add to a list: resent only when the server cannot have applied it
+        return _to_dict(await self._call(kind, name, ns, call, idempotent=patch_type != "json"))
 
     async def apply(
         self,
@@ -296,7 +396,10 @@ class AsyncKube:
         }[propagation]
         try:
             await self._call(
-                kind, name, ns, self._client.delete(kind.lightkube(), name, namespace=ns, cascade=cascade)
+                kind,
+                name,
+                ns,
+                lambda: self._client.delete(kind.lightkube(), name, namespace=ns, cascade=cascade),
             )
         except errors.NotFound:
             if not missing_ok:
@@ -358,18 +461,25 @@ class Kube:
     """
 
     def __init__(
-        self, connection: Connection, *, field_manager: str = "codeflare", timeout: float = 30.0
+        self,
+        connection: Connection,
+        *,
+        field_manager: str = "codeflare",
+        timeout: float = 30.0,
+        retry: RetryPolicy | None = None,
     ) -> None:
         self.connection = connection
         self.namespace = connection.namespace
         self._loop = asyncio.new_event_loop()
         self._thread = threading.Thread(target=self._loop.run_forever, name="codeflare-kube", daemon=True)
         self._thread.start()
-        self._async = self._run(self._make(connection, field_manager, timeout))
+        self._async = self._run(self._make(connection, field_manager, timeout, retry))
 
     @staticmethod
-    async def _make(connection: Connection, field_manager: str, timeout: float) -> AsyncKube:
-        return AsyncKube(connection, field_manager=field_manager, timeout=timeout)
+    async def _make(
+        connection: Connection, field_manager: str, timeout: float, retry: RetryPolicy | None
+    ) -> AsyncKube:
+        return AsyncKube(connection, field_manager=field_manager, timeout=timeout, retry=retry)
 
     def _run(self, coro: Coroutine[Any, Any, T]) -> T:
         return asyncio.run_coroutine_threadsafe(coro, self._loop).result()
