@@ -7,10 +7,11 @@ configmap|secret|namespace|serviceaccount|role|rolebinding|clusterrole|clusterro
 priorityclass|service|deployment|job``). This module reads that envelope (``k8s\\0`` +
 ``runtime.Unknown``) and the protobuf wire format of exactly those kinds into the JSON-shaped dicts
 a JSON client would send: empty strings, zero numbers and false booleans are left out as
-``omitempty`` does (except where the Go field is a pointer or required, marked ``!`` below),
+``omitempty`` does (except where the Go field is a pointer or required: the ``!`` kinds below),
 ``map<string, bytes>`` values become base64 strings, quantities and int-or-strings become their
-JSON scalars, and unknown fields are skipped. Field numbers are those of the Kubernetes
-``generated.proto`` files (k8s.io/api, k8s.io/apimachinery meta/v1).
+JSON scalars, and unknown fields are skipped. The field tables are generated from the upstream
+``generated.proto`` files (k8s.io/api, k8s.io/apimachinery) by ``scripts/gen_protowire_tables.py``
+into :mod:`protowire_tables`, which names the files and versions they were read from.
 
 It encodes nothing, and the handlers use it only for the review/token requests and for creates
 (POST); a protobuf PUT or status/scale write stays a 415. A kind outside the table (or known
@@ -26,11 +27,12 @@ import base64
 from typing import Any
 
 from codeflare.apiserver import errors
+from codeflare.apiserver.endpoints.protowire_tables import MESSAGES, TOP, Schema
 
 MAGIC = b"k8s\x00"
 ACCEPTED = "application/json, application/yaml"
 
-# A schema maps a field number to (json name, type). Types:
+# A schema (protowire_tables.Schema) maps a field number to (json name, decoding kind). Kinds:
 #   "str" / "int" / "bool"     scalars, left out when empty/zero/false (Go omitempty)
 #   "int!" / "bool!"           kept even when zero/false (pointer or required Go fields)
 #   "strs"                     repeated string (empty elements kept: apiGroups [""])
@@ -39,285 +41,7 @@ ACCEPTED = "application/json, application/yaml"
 #   "bytes"                    raw bytes (the envelope's payload)
 #   "reject"                   a known field with no JSON mapping here: 415 when set
 #   "Name" / "[]Name"          a nested message / a repeated one
-Schema = dict[int, tuple[str, str]]
-
-_META: dict[str, Schema] = {
-    "Unknown": {1: ("typeMeta", "TypeMeta"), 2: ("raw", "bytes"), 3: ("contentEncoding", "str")},
-    "TypeMeta": {1: ("apiVersion", "str"), 2: ("kind", "str")},
-    "ObjectMeta": {
-        1: ("name", "str"),
-        2: ("generateName", "str"),
-        3: ("namespace", "str"),
-        5: ("uid", "str"),
-        6: ("resourceVersion", "str"),
-        11: ("labels", "map"),
-        12: ("annotations", "map"),
-        13: ("ownerReferences", "[]OwnerReference"),
-        14: ("finalizers", "strs"),
-    },
-    "OwnerReference": {
-        5: ("apiVersion", "str"),
-        1: ("kind", "str"),
-        3: ("name", "str"),
-        4: ("uid", "str"),
-        6: ("controller", "bool!"),
-        7: ("blockOwnerDeletion", "bool!"),
-    },
-    "LabelSelector": {1: ("matchLabels", "map"), 2: ("matchExpressions", "[]LabelSelectorRequirement")},
-    "LabelSelectorRequirement": {1: ("key", "str"), 2: ("operator", "str"), 3: ("values", "strs")},
-}
-
-_REVIEWS: dict[str, Schema] = {
-    "ResourceAttributes": {
-        1: ("namespace", "str"),
-        2: ("verb", "str"),
-        3: ("group", "str"),
-        4: ("version", "str"),
-        5: ("resource", "str"),
-        6: ("subresource", "str"),
-        7: ("name", "str"),
-    },
-    "NonResourceAttributes": {1: ("path", "str"), 2: ("verb", "str")},
-    "SelfSubjectAccessReviewSpec": {
-        1: ("resourceAttributes", "ResourceAttributes"),
-        2: ("nonResourceAttributes", "NonResourceAttributes"),
-    },
-    "SubjectAccessReviewSpec": {
-        1: ("resourceAttributes", "ResourceAttributes"),
-        2: ("nonResourceAttributes", "NonResourceAttributes"),
-        3: ("user", "str"),
-        4: ("groups", "strs"),
-        6: ("uid", "str"),
-    },
-    "SelfSubjectRulesReviewSpec": {1: ("namespace", "str")},
-    "TokenReviewSpec": {1: ("token", "str"), 2: ("audiences", "strs")},
-    "TokenRequestSpec": {1: ("audiences", "strs"), 4: ("expirationSeconds", "int!")},
-}
-
-_CORE: dict[str, Schema] = {
-    "NamespaceSpec": {1: ("finalizers", "strs")},
-    "ObjectReference": {
-        1: ("kind", "str"),
-        2: ("namespace", "str"),
-        3: ("name", "str"),
-        4: ("uid", "str"),
-        5: ("apiVersion", "str"),
-        6: ("resourceVersion", "str"),
-        7: ("fieldPath", "str"),
-    },
-    "LocalObjectReference": {1: ("name", "str")},
-    "ResourceQuotaSpec": {
-        1: ("hard", "qmap"),
-        2: ("scopes", "strs"),
-        3: ("scopeSelector", "ScopeSelector"),
-    },
-    "ScopeSelector": {1: ("matchExpressions", "[]ScopedResourceSelectorRequirement")},
-    "ScopedResourceSelectorRequirement": {
-        1: ("scopeName", "str"),
-        2: ("operator", "str"),
-        3: ("values", "strs"),
-    },
-    "ServiceSpec": {
-        1: ("ports", "[]ServicePort"),
-        2: ("selector", "map"),
-        3: ("clusterIP", "str"),
-        18: ("clusterIPs", "strs"),
-        4: ("type", "str"),
-        5: ("externalIPs", "strs"),
-        7: ("sessionAffinity", "str"),
-        8: ("loadBalancerIP", "str"),
-        9: ("loadBalancerSourceRanges", "strs"),
-        10: ("externalName", "str"),
-        11: ("externalTrafficPolicy", "str"),
-        12: ("healthCheckNodePort", "int"),
-        13: ("publishNotReadyAddresses", "bool"),
-        14: ("sessionAffinityConfig", "reject"),
-    },
-    "ServicePort": {
-        1: ("name", "str"),
-        2: ("protocol", "str"),
-        6: ("appProtocol", "str"),
-        3: ("port", "int!"),
-        4: ("targetPort", "intstr"),
-        5: ("nodePort", "int"),
-    },
-    "PodTemplateSpec": {1: ("metadata", "ObjectMeta"), 2: ("spec", "PodSpec")},
-    "PodSpec": {
-        1: ("volumes", "reject"),
-        20: ("initContainers", "[]Container"),
-        2: ("containers", "[]Container"),
-        34: ("ephemeralContainers", "reject"),
-        3: ("restartPolicy", "str"),
-        4: ("terminationGracePeriodSeconds", "int!"),
-        5: ("activeDeadlineSeconds", "int!"),
-        6: ("dnsPolicy", "str"),
-        7: ("nodeSelector", "map"),
-        8: ("serviceAccountName", "str"),
-        9: ("serviceAccount", "str"),
-        21: ("automountServiceAccountToken", "bool!"),
-        10: ("nodeName", "str"),
-        11: ("hostNetwork", "bool"),
-        12: ("hostPID", "bool"),
-        13: ("hostIPC", "bool"),
-        27: ("shareProcessNamespace", "bool!"),
-        14: ("securityContext", "reject"),
-        15: ("imagePullSecrets", "[]LocalObjectReference"),
-        16: ("hostname", "str"),
-        17: ("subdomain", "str"),
-        18: ("affinity", "reject"),
-        19: ("schedulerName", "str"),
-        22: ("tolerations", "reject"),
-        23: ("hostAliases", "reject"),
-        24: ("priorityClassName", "str"),
-        25: ("priority", "int!"),
-        26: ("dnsConfig", "reject"),
-        28: ("readinessGates", "reject"),
-        29: ("runtimeClassName", "str"),
-        30: ("enableServiceLinks", "bool!"),
-        31: ("preemptionPolicy", "str"),
-        32: ("overhead", "qmap"),
-        33: ("topologySpreadConstraints", "reject"),
-        35: ("setHostnameAsFQDN", "bool!"),
-    },
-    "Container": {
-        1: ("name", "str"),
-        2: ("image", "str"),
-        3: ("command", "strs"),
-        4: ("args", "strs"),
-        5: ("workingDir", "str"),
-        6: ("ports", "[]ContainerPort"),
-        19: ("envFrom", "reject"),
-        7: ("env", "[]EnvVar"),
-        8: ("resources", "ResourceRequirements"),
-        9: ("volumeMounts", "reject"),
-        21: ("volumeDevices", "reject"),
-        10: ("livenessProbe", "reject"),
-        11: ("readinessProbe", "reject"),
-        22: ("startupProbe", "reject"),
-        12: ("lifecycle", "reject"),
-        13: ("terminationMessagePath", "str"),
-        20: ("terminationMessagePolicy", "str"),
-        14: ("imagePullPolicy", "str"),
-        15: ("securityContext", "reject"),
-        16: ("stdin", "bool"),
-        17: ("stdinOnce", "bool"),
-        18: ("tty", "bool"),
-    },
-    "ContainerPort": {
-        1: ("name", "str"),
-        2: ("hostPort", "int"),
-        3: ("containerPort", "int!"),
-        4: ("protocol", "str"),
-        5: ("hostIP", "str"),
-    },
-    "EnvVar": {1: ("name", "str"), 2: ("value", "str"), 3: ("valueFrom", "reject")},
-    "ResourceRequirements": {1: ("limits", "qmap"), 2: ("requests", "qmap"), 3: ("claims", "reject")},
-}
-
-_OTHER: dict[str, Schema] = {
-    # rbac.authorization.k8s.io/v1
-    "PolicyRule": {
-        1: ("verbs", "strs"),
-        2: ("apiGroups", "strs"),
-        3: ("resources", "strs"),
-        4: ("resourceNames", "strs"),
-        5: ("nonResourceURLs", "strs"),
-    },
-    "AggregationRule": {1: ("clusterRoleSelectors", "[]LabelSelector")},
-    "Subject": {1: ("kind", "str"), 2: ("apiGroup", "str"), 3: ("name", "str"), 4: ("namespace", "str")},
-    "RoleRef": {1: ("apiGroup", "str"), 2: ("kind", "str"), 3: ("name", "str")},
-    # apps/v1
-    "DeploymentSpec": {
-        1: ("replicas", "int!"),
-        2: ("selector", "LabelSelector"),
-        3: ("template", "PodTemplateSpec"),
-        4: ("strategy", "DeploymentStrategy"),
-        5: ("minReadySeconds", "int"),
-        6: ("revisionHistoryLimit", "int!"),
-        7: ("paused", "bool"),
-        9: ("progressDeadlineSeconds", "int!"),
-    },
-    "DeploymentStrategy": {1: ("type", "str"), 2: ("rollingUpdate", "RollingUpdateDeployment")},
-    "RollingUpdateDeployment": {1: ("maxUnavailable", "intstr"), 2: ("maxSurge", "intstr")},
-    # batch/v1
-    "JobSpec": {
-        1: ("parallelism", "int!"),
-        2: ("completions", "int!"),
-        3: ("activeDeadlineSeconds", "int!"),
-        7: ("backoffLimit", "int!"),
-        4: ("selector", "LabelSelector"),
-        5: ("manualSelector", "bool!"),
-        6: ("template", "PodTemplateSpec"),
-        8: ("ttlSecondsAfterFinished", "int!"),
-        9: ("completionMode", "str"),
-        10: ("suspend", "bool!"),
-    },
-}
-
-_MESSAGES: dict[str, Schema] = {**_META, **_REVIEWS, **_CORE, **_OTHER}
-
-_META_1: Schema = {1: ("metadata", "ObjectMeta")}
-_RBAC = "rbac.authorization.k8s.io/v1"
-_AUTHZ = "authorization.k8s.io/v1"
-_AUTHN = "authentication.k8s.io/v1"
-
-# kind -> (apiVersion, top-level schema); status (field 3 of most kinds) is never decoded
-_TOP: dict[str, tuple[str, Schema]] = {
-    "SelfSubjectAccessReview": (_AUTHZ, {**_META_1, 2: ("spec", "SelfSubjectAccessReviewSpec")}),
-    "SubjectAccessReview": (_AUTHZ, {**_META_1, 2: ("spec", "SubjectAccessReviewSpec")}),
-    "LocalSubjectAccessReview": (_AUTHZ, {**_META_1, 2: ("spec", "SubjectAccessReviewSpec")}),
-    "SelfSubjectRulesReview": (_AUTHZ, {**_META_1, 2: ("spec", "SelfSubjectRulesReviewSpec")}),
-    "SelfSubjectReview": (_AUTHN, _META_1),
-    "TokenReview": (_AUTHN, {**_META_1, 2: ("spec", "TokenReviewSpec")}),
-    "TokenRequest": (_AUTHN, {**_META_1, 2: ("spec", "TokenRequestSpec")}),
-    "ConfigMap": (
-        "v1",
-        {**_META_1, 2: ("data", "map"), 3: ("binaryData", "bmap"), 4: ("immutable", "bool!")},
-    ),
-    "Secret": (
-        "v1",
-        {
-            **_META_1,
-            2: ("data", "bmap"),
-            3: ("type", "str"),
-            4: ("stringData", "map"),
-            5: ("immutable", "bool!"),
-        },
-    ),
-    "Namespace": ("v1", {**_META_1, 2: ("spec", "NamespaceSpec")}),
-    "ServiceAccount": (
-        "v1",
-        {
-            **_META_1,
-            2: ("secrets", "[]ObjectReference"),
-            3: ("imagePullSecrets", "[]LocalObjectReference"),
-            4: ("automountServiceAccountToken", "bool!"),
-        },
-    ),
-    "ResourceQuota": ("v1", {**_META_1, 2: ("spec", "ResourceQuotaSpec")}),
-    "Service": ("v1", {**_META_1, 2: ("spec", "ServiceSpec")}),
-    "Role": (_RBAC, {**_META_1, 2: ("rules", "[]PolicyRule")}),
-    "ClusterRole": (
-        _RBAC,
-        {**_META_1, 2: ("rules", "[]PolicyRule"), 3: ("aggregationRule", "AggregationRule")},
-    ),
-    "RoleBinding": (_RBAC, {**_META_1, 2: ("subjects", "[]Subject"), 3: ("roleRef", "RoleRef")}),
-    "ClusterRoleBinding": (_RBAC, {**_META_1, 2: ("subjects", "[]Subject"), 3: ("roleRef", "RoleRef")}),
-    "PriorityClass": (
-        "scheduling.k8s.io/v1",
-        {
-            **_META_1,
-            2: ("value", "int!"),
-            3: ("globalDefault", "bool"),
-            4: ("description", "str"),
-            5: ("preemptionPolicy", "str"),
-        },
-    ),
-    "Deployment": ("apps/v1", {**_META_1, 2: ("spec", "DeploymentSpec")}),
-    "Job": ("batch/v1", {**_META_1, 2: ("spec", "JobSpec")}),
-}
-
-SUPPORTED_KINDS: frozenset[str] = frozenset(_TOP)
+SUPPORTED_KINDS: frozenset[str] = frozenset(TOP)
 
 
 class _Rejected(Exception):
@@ -453,9 +177,9 @@ def _decode(data: bytes, schema: Schema, path: str) -> dict[str, Any]:
             out[name] = _intstr(value, where)
         elif kind.startswith("[]"):
             items = out.setdefault(name, [])
-            items.append(_decode(value, _MESSAGES[kind[2:]], f"{where}[{len(items)}]"))
+            items.append(_decode(value, MESSAGES[kind[2:]], f"{where}[{len(items)}]"))
         else:
-            out[name] = _decode(value, _MESSAGES[kind], where)
+            out[name] = _decode(value, MESSAGES[kind], where)
     return out
 
 
@@ -466,14 +190,14 @@ def decode_request(raw: bytes, kind: str, api_version: str | None = None) -> dic
     resource that happens to share a built-in kind is never decoded as the built-in). 415 for
     kinds (or fields) this module cannot decode, 400 for bodies that are not valid protobuf.
     """
-    entry = _TOP.get(kind)
+    entry = TOP.get(kind)
     if entry is None or (api_version is not None and api_version != entry[0]):
         raise errors.unsupported_media_type(ACCEPTED)
     known_version, schema = entry
     if not raw.startswith(MAGIC):
         raise errors.bad_request("protobuf body without the k8s envelope")
     try:
-        envelope = _decode(raw[len(MAGIC) :], _MESSAGES["Unknown"], "")
+        envelope = _decode(raw[len(MAGIC) :], MESSAGES["Unknown"], "")
     except ValueError as exc:
         raise errors.bad_request(f"the protobuf envelope could not be decoded: {exc}") from exc
     type_meta = envelope.get("typeMeta") or {}
