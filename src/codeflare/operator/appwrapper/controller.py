@@ -53,16 +53,6 @@ class DeployError(Exception):
     """A component cannot be created, and retrying will not help."""
 
 
-def component_kind(template: Obj) -> Kind:
-    """The Kind of a wrapped object (plural guessed for kinds this project does not know)."""
-    known = kinds.kind_of(template)
-    if known is not None:
-        return known
-    api_version, kind = str(template.get("apiVersion", "")), str(template.get("kind", ""))
-    group, _, version = api_version.rpartition("/")
-    return Kind(group, version, kind, kind.lower() + "s")
-
-
 def _owned_by(obj: Obj, appwrapper: Obj) -> bool:
     uid = (appwrapper.get("metadata") or {}).get("uid")
     return not uid or is_owned_by(obj, uid)
@@ -137,19 +127,24 @@ class AppWrapperController:
         for index, component in enumerate(components):
             template = component.get("template") or {}
             cname = str((template.get("metadata") or {}).get("name", f"component-{index}"))
-            kind = component_kind(template)
-            try:
-                obj = await self._read(kind, cname, namespace)
-            except (errors.BadRequest, errors.Forbidden) as exc:
-                log.debug("AppWrapper %s/%s: cannot read %s: %s", namespace, name,
-                          kind.ref(cname, namespace), exc)
-                obj = None
+            kind = await self.ctx.discovery.kind_of(template)
+            obj = None if kind is None else await self._read_component(appwrapper, kind, cname)
             exists = obj is not None and _owned_by(obj, appwrapper)
             outcome, message = component_outcome(obj) if obj is not None and exists else (None, "")
-            observed.append(
-                ComponentObservation(cname, kind.kind, kind.api_version, exists, outcome, message))
+            observed.append(ComponentObservation(
+                cname, str(template.get("kind", "")), str(template.get("apiVersion", "")), exists, outcome,
+                message))
         pods = await self._pods(namespace, name)
         return Observation(tuple(observed), summarize_pods(pods), expected_pods(components))
+
+    async def _read_component(self, appwrapper: Obj, kind: Kind, name: str) -> Obj | None:
+        namespace = appwrapper["metadata"]["namespace"]
+        try:
+            return await self._read(kind, name, namespace)
+        except (errors.BadRequest, errors.Forbidden) as exc:
+            log.debug("AppWrapper %s/%s: cannot read %s: %s", namespace, appwrapper["metadata"]["name"],
+                      kind.ref(name, namespace), exc)
+            return None
 
     # -- actions ------------------------------------------------------------------------------
     async def ensure_finalizer(self, appwrapper: Obj) -> Obj:
@@ -178,8 +173,11 @@ class AppWrapperController:
                 obj = build_component(appwrapper, index)
             except PodSetError as exc:
                 raise DeployError(f"component {index}: {exc}") from exc
-            kind = component_kind(obj)
+            kind = await self.ctx.discovery.kind_of(obj)
             cname = obj["metadata"]["name"]
+            if kind is None:
+                raise DeployError(f"component {index}: the API server does not serve {obj.get('kind')} "
+                                  f"in {obj.get('apiVersion')}")
             try:
                 self.own.remember(kind, await self.kube.create(kind, obj, namespace))
                 log.info("AppWrapper %s/%s: created %s", namespace, name, kind.ref(cname, namespace))
@@ -198,7 +196,9 @@ class AppWrapperController:
             cname = (template.get("metadata") or {}).get("name")
             if not cname:
                 continue
-            kind = component_kind(template)
+            kind = await self.ctx.discovery.kind_of(template)
+            if kind is None:
+                continue  # not served: nothing of that kind can exist
             existing = await self.kube.find(kind, cname, namespace)
             if existing is None or not _owned_by(existing, appwrapper):
                 continue

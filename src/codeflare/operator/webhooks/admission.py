@@ -91,9 +91,10 @@ class AccessCheck:
     namespace: str
     name: str
     verb: str = "create"
+    kind: str = ""  # the wrapped object's kind; ``resource`` is "" when the API does not serve it
 
     def describe(self) -> str:
-        what = f"{self.resource}.{self.group}" if self.group else self.resource
+        what = f"{self.resource or self.kind}.{self.group}" if self.group else self.resource or self.kind
         return f"{self.verb} {what} in namespace {self.namespace}"
 
 

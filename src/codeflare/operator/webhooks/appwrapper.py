@@ -5,8 +5,9 @@ and ``workload.codeflare.dev/userid`` labels naming the creator, and ``spec.susp
 queued AppWrappers. Validation: at least one component, no nested AppWrappers, components only in
 the AppWrapper's namespace, pod-set paths that resolve, 1 to 8 pod sets in all, component
 templates immutable after create, and (with ``userRBACAdmissionCheck``) the creator may create
-every wrapped object - :func:`access_checks` says what to ask, the caller asks the API with
-SubjectAccessReviews and passes the refusals to :func:`validate_appwrapper`.
+every wrapped object - :func:`access_checks` says what to ask, given the resources the API's
+discovery found for the :func:`wrapped_types`; the caller asks the API with SubjectAccessReviews
+and passes the refusals to :func:`validate_appwrapper`.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from typing import Any
 from codeflare.k8s.constants import APPWRAPPER_USER_ID_LABEL, APPWRAPPER_USER_LABEL, QUEUE_NAME_LABEL
 from codeflare.k8s.types import Obj
 from codeflare.kube import kinds
+from codeflare.kube.kinds import Kind
 from codeflare.operator.appwrapper.podsets import PodSetError, pod_sets, resolve
 from codeflare.operator.queueing.jobs import queue_name
 from codeflare.operator.webhooks.admission import (
@@ -63,27 +65,45 @@ def _components(obj: Mapping[str, Any]) -> list[Any]:
     return components if isinstance(components, list) else []
 
 
-def _plural(template: Mapping[str, Any]) -> tuple[str, str, str]:
-    """(group, version, resource) of a wrapped object (plural guessed for kinds we do not know)."""
-    known = kinds.kind_of(dict(template))
-    if known is not None:
-        return known.group, known.version, known.plural
-    group, _, version = str(template.get("apiVersion", "")).rpartition("/")
-    return group, version, str(template.get("kind", "")).lower() + "s"
+def _templates(obj: Mapping[str, Any]) -> list[tuple[int, Mapping[str, Any]]]:
+    found = []
+    for index, component in enumerate(_components(obj)):
+        template = component.get("template") if isinstance(component, dict) else None
+        if isinstance(template, dict):
+            found.append((index, template))
+    return found
 
 
-def access_checks(request: AdmissionRequest, settings: AdmissionSettings) -> list[AccessCheck]:
-    """The SubjectAccessReviews to make before validating (none unless creating with the check on)."""
+def _type_of(template: Mapping[str, Any]) -> tuple[str, str]:
+    return str(template.get("apiVersion", "")), str(template.get("kind", ""))
+
+
+def wrapped_types(request: AdmissionRequest, settings: AdmissionSettings) -> list[tuple[str, str]]:
+    """The (apiVersion, kind) pairs whose resources :func:`access_checks` needs (discovery asks)."""
+    if request.operation != "CREATE" or not settings.user_rbac_admission_check:
+        return []
+    return sorted({_type_of(template) for _, template in _templates(request.obj)})
+
+
+def access_checks(
+    request: AdmissionRequest, settings: AdmissionSettings, served: Mapping[tuple[str, str], Kind | None]
+) -> list[AccessCheck]:
+    """The SubjectAccessReviews to make before validating (none unless creating with the check on).
+
+    ``served`` maps each of :func:`wrapped_types` to the resource discovery found (None: not
+    served); a component of a kind the API does not serve gets a check without a resource, which
+    the caller refuses without asking.
+    """
     if request.operation != "CREATE" or not settings.user_rbac_admission_check:
         return []
     checks = []
-    for index, component in enumerate(_components(request.obj)):
-        template = component.get("template") if isinstance(component, dict) else None
-        if not isinstance(template, dict):
-            continue
-        group, version, resource = _plural(template)
+    for index, template in _templates(request.obj):
+        api_version, kind_name = _type_of(template)
+        kind = served.get((api_version, kind_name))
+        group, _, version = api_version.rpartition("/")
+        resource = kind.plural if kind is not None else ""
         name = str((template.get("metadata") or {}).get("name", ""))
-        checks.append(AccessCheck(index, group, version, resource, request.namespace, name))
+        checks.append(AccessCheck(index, group, version, resource, request.namespace, name, kind=kind_name))
     return checks
 
 

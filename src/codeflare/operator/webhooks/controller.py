@@ -74,7 +74,7 @@ async def serve_webhooks(ctx: OperatorContext) -> None:
     certificates = WebhookCertificates(directory, settings.cert_validity, ctx.clock)
     certificates.rotate()
     openshift = await serves_routes(ctx.kube, ctx.namespace)
-    server = WebhookServer(ctx.kube, admission_settings(ctx, openshift), certificates)
+    server = WebhookServer(ctx.kube, admission_settings(ctx, openshift), certificates, ctx.discovery)
     host, port = settings.listen
     try:
         port = await server.start(host, port)

@@ -30,6 +30,7 @@ from codeflare.k8s.files import write_private, write_public
 from codeflare.k8s.types import Obj
 from codeflare.kube import errors
 from codeflare.kube.client import AsyncKube
+from codeflare.kube.discovery import Discovery
 from codeflare.kube.kinds import Kind
 from codeflare.operator.webhooks import appwrapper, raycluster
 from codeflare.operator.webhooks.admission import (
@@ -232,9 +233,14 @@ class WebhookServer:
     """aiohttp HTTPS server answering AdmissionReviews with the rules of :data:`ENDPOINTS`."""
 
     def __init__(
-        self, kube: AsyncKube, settings: AdmissionSettings, certificates: WebhookCertificates
+        self,
+        kube: AsyncKube,
+        settings: AdmissionSettings,
+        certificates: WebhookCertificates,
+        discovery: Discovery | None = None,
     ) -> None:
         self.kube = kube
+        self.discovery = discovery or Discovery(kube)
         self.settings = settings
         self.certificates = certificates
         self.port = 0
@@ -284,7 +290,10 @@ class WebhookServer:
     async def decide(self, endpoint: Endpoint, admission: AdmissionRequest) -> Verdict:
         try:
             if endpoint.rule is appwrapper.validate_appwrapper:
-                refusals = await self.refusals(admission, appwrapper.access_checks(admission, self.settings))
+                types = appwrapper.wrapped_types(admission, self.settings)
+                served = {t: await self.discovery.kind_for(*t) for t in types}
+                checks = appwrapper.access_checks(admission, self.settings, served)
+                refusals = await self.refusals(admission, checks)
                 return appwrapper.validate_appwrapper(admission, self.settings, refusals)
             return endpoint.rule(admission, self.settings)
         except Exception:
@@ -301,6 +310,9 @@ class WebhookServer:
         """The checks the API's SubjectAccessReviews did not allow, with the reason given."""
 
         async def ask(check: AccessCheck) -> tuple[AccessCheck, str] | None:
+            if not check.resource:
+                api_version = f"{check.group}/{check.version}" if check.group else check.version
+                return check, f"the API server does not serve {check.kind} in {api_version}"
             body = appwrapper.subject_access_review(admission, check)
             try:
                 answer = await self.kube.create(SUBJECT_ACCESS_REVIEW, body)

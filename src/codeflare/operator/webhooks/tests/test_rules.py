@@ -10,6 +10,8 @@ from typing import Any
 import pytest
 
 from codeflare.k8s.types import Obj
+from codeflare.kube import kinds
+from codeflare.kube.kinds import Kind
 from codeflare.operator.webhooks import appwrapper, raycluster
 from codeflare.operator.webhooks.admission import (
     AccessCheck,
@@ -370,17 +372,33 @@ def test_templates_are_immutable_but_pod_set_infos_may_change() -> None:
 
 def test_access_checks_one_per_component_only_on_create_with_the_check_on() -> None:
     deployment = {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "d"}}
-    req = request(aw_obj(pod("a"), deployment))
-    checks = appwrapper.access_checks(req, AdmissionSettings())
+    policy = {"apiVersion": "networking.k8s.io/v1", "kind": "IngressClass", "metadata": {"name": "n"}}
+    req = request(aw_obj(pod("a"), deployment, policy))
+    assert appwrapper.wrapped_types(req, AdmissionSettings()) == [
+        ("apps/v1", "Deployment"), ("networking.k8s.io/v1", "IngressClass"), ("v1", "Pod")]
+    served = {("v1", "Pod"): kinds.POD, ("apps/v1", "Deployment"): kinds.DEPLOYMENT,
+              ("networking.k8s.io/v1", "IngressClass"): Kind(
+                  "networking.k8s.io", "v1", "IngressClass", "ingressclasses", False)}
+    checks = appwrapper.access_checks(req, AdmissionSettings(), served)
     assert [(c.group, c.resource, c.name, c.namespace, c.verb) for c in checks] == [
         ("", "pods", "a", "team", "create"),
         ("apps", "deployments", "d", "team", "create"),
+        ("networking.k8s.io", "ingressclasses", "n", "team", "create"),  # the plural discovery found
     ]
-    assert appwrapper.access_checks(req, AdmissionSettings(user_rbac_admission_check=False)) == []
-    assert appwrapper.access_checks(request(aw_obj(), "UPDATE", old=aw_obj()), AdmissionSettings()) == []
+    off = AdmissionSettings(user_rbac_admission_check=False)
+    assert appwrapper.wrapped_types(req, off) == [] and appwrapper.access_checks(req, off, served) == []
+    update = request(aw_obj(), "UPDATE", old=aw_obj())
+    assert appwrapper.access_checks(update, AdmissionSettings(), served) == []
     review = appwrapper.subject_access_review(req, checks[1])
     assert review["spec"]["user"] == "alice" and review["spec"]["groups"] == ["devs", "system:authenticated"]
     assert review["spec"]["resourceAttributes"]["resource"] == "deployments"
+
+
+def test_a_kind_the_api_does_not_serve_gets_a_check_without_resource() -> None:
+    widget = {"apiVersion": "example.com/v1", "kind": "Widget", "metadata": {"name": "w"}}
+    req = request(aw_obj(widget))
+    [check] = appwrapper.access_checks(req, AdmissionSettings(), {("example.com/v1", "Widget"): None})
+    assert check.resource == "" and check.describe() == "create Widget.example.com in namespace team"
 
 
 def test_refused_access_check_denies_with_the_user_and_the_resource() -> None:
