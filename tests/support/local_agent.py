@@ -20,15 +20,21 @@ from typing import Any
 
 import psutil
 
+from codeflare.k8s.constants import (
+    DASHBOARD_URL_ANNOTATION,
+    LOCAL_PID_ANNOTATION,
+    LOCAL_PROCESSES_ANNOTATION,
+    QUEUE_NAME_LABEL,
+)
 from codeflare.kube import kinds
 from codeflare.kube.client import Kube
 from tests.support.child_process import ChildProcess, spawn_cli, terminate
 from tests.support.control_plane import wait_for
 
-STATE_ANNOTATION = "local.codeflare.dev/processes"
-DASHBOARD_ANNOTATION = "local.codeflare.dev/dashboard-url"
-PID_ANNOTATION = "local.codeflare.dev/pid"
-QUEUE_LABEL = "kueue.x-k8s.io/queue-name"
+STATE_ANNOTATION = LOCAL_PROCESSES_ANNOTATION
+DASHBOARD_ANNOTATION = DASHBOARD_URL_ANNOTATION
+PID_ANNOTATION = LOCAL_PID_ANNOTATION
+QUEUE_LABEL = QUEUE_NAME_LABEL
 
 
 @dataclass

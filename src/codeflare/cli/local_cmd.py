@@ -84,7 +84,7 @@ def _agent(args: argparse.Namespace) -> int:
     from codeflare.kube import config
     from codeflare.kube.client import AsyncKube
     from codeflare.kube.config import local_home
-    from codeflare.local.agent.node_agent import NodeAgent
+    from codeflare.local.agent.node_agent import FIELD_MANAGER, NodeAgent
 
     logging.getLogger().setLevel(min(logging.getLogger().level, logging.INFO))
     for noisy in ("httpx", "httpx2"):
@@ -93,7 +93,7 @@ def _agent(args: argparse.Namespace) -> int:
     kubeconfig = args.kubeconfig or home / "kubeconfig"
 
     async def main() -> None:
-        kube = AsyncKube(config.from_kubeconfig(kubeconfig), field_manager="codeflare-local-agent")
+        kube = AsyncKube(config.from_kubeconfig(kubeconfig), field_manager=FIELD_MANAGER)
         agent = NodeAgent(kube, home)
         task = asyncio.create_task(agent.run())
         loop = asyncio.get_running_loop()

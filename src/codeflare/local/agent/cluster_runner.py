@@ -341,24 +341,12 @@ class LocalRayCluster:
     def alive_node_ports(self) -> set[int]:
         """Node-manager ports of the raylets the head's dashboard lists as ALIVE (empty if it
         does not answer). The port identifies our node, since every node has its own."""
-        head = self.head
-        if head is None:
+        if self.head is None:
             return set()
-        # the dashboard caches /nodes answers for 2 s: without nocache a node that has just
-        # registered stays invisible that long to a poller that asked a moment before
-        body = _http_get(f"{self.endpoints.dashboard_url}/nodes?view=summary&nocache=1")
-        if body is None:
-            return set()
-        try:
-            summary = json.loads(body)["data"]["summary"]
-            return {
-                int(entry["raylet"]["nodeManagerPort"])
-                for entry in summary
-                if entry.get("raylet", {}).get("state") == "ALIVE"
-            }
-        except (ValueError, KeyError, TypeError):
+        ports = alive_raylet_ports(self.endpoints.dashboard_url)
+        if ports is None:
             logger.warning("cluster %s: unexpected /nodes?view=summary answer", self.name)
-            return set()
+        return ports or set()
 
     def dead_nodes(self) -> list[NodeExit]:
         """Nodes whose ``ray start`` process is gone, with exit codes where known."""
@@ -375,14 +363,21 @@ class LocalRayCluster:
             self._forget(self.nodes[exit_info.node], grace=0.0)
         return gone
 
-    def stop(self, grace: float = 5.0) -> None:
-        """Stop every node, workers first, release ports and remove the temp dirs."""
-        for node in self.workers():
-            self._forget(node, grace)
-        if self.head is not None:
-            self._forget(self.head, grace)
+    def stop(self, grace: float = 5.0) -> list[str]:
+        """Stop every node, workers first, release ports and remove the temp dirs.
+
+        Returns the nodes some of whose processes survived (the kernel refused to signal them):
+        those stay in :meth:`to_state`, so whoever records it can report and retry them."""
+        left = []
+        for node in [*self.workers(), *([self.head] if self.head is not None else [])]:
+            if not self._forget(node, grace, keep_survivors=True):
+                left.append(node.name)
+        if left:
+            logger.error("cluster %s: processes of nodes %s survived stopping", self.name, left)
+            return left
         shutil.rmtree(cluster_temp_root(self.uid, self.temp_root), ignore_errors=True)
         logger.info("cluster %s: stopped", self.name)
+        return []
 
     # -- internals ----------------------------------------------------------------------------
 
@@ -426,12 +421,17 @@ class LocalRayCluster:
         logger.info("cluster %s: started %s node %s (pid %d)", self.name, role, name, handle.pid)
         return node
 
-    def _forget(self, node: RayNode, grace: float) -> None:
-        processes.stop(node.handle, grace)
+    def _forget(self, node: RayNode, grace: float, *, keep_survivors: bool = False) -> bool:
+        """Stop the node's processes and drop it; False (and, with ``keep_survivors``, the node
+        kept) when some of them survived."""
+        result = processes.stop(node.handle, grace)
+        if result.survivors and keep_survivors:
+            return False
         self.port_allocator.release(f"{self.uid}/{node.name}")
         if node.handle.temp_dir:
             shutil.rmtree(node.handle.temp_dir, ignore_errors=True)
         self.nodes.pop(node.name, None)
+        return not result.survivors
 
     def _require_head(self) -> RayNode:
         if self.head is None:
@@ -444,6 +444,25 @@ class LocalRayCluster:
         raise RayNodeFailedError(
             self.name, node.name, processes.exit_code(node.handle), _tail(Path(node.handle.log_path))
         )
+
+
+def alive_raylet_ports(dashboard_url: str) -> set[int] | None:
+    """The node-manager ports of the ALIVE raylets in a dashboard's node table (empty when it
+    does not answer, None when its answer is not the expected shape)."""
+    # the dashboard caches /nodes answers for 2 s: without nocache a node that has just
+    # registered stays invisible that long to a poller that asked a moment before
+    body = _http_get(f"{dashboard_url}/nodes?view=summary&nocache=1")
+    if body is None:
+        return set()
+    try:
+        summary = json.loads(body)["data"]["summary"]
+        return {
+            int(entry["raylet"]["nodeManagerPort"])
+            for entry in summary
+            if entry.get("raylet", {}).get("state") == "ALIVE"
+        }
+    except (ValueError, KeyError, TypeError):
+        return None
 
 
 def _tcp_open(host: str, port: int) -> bool:

@@ -11,11 +11,11 @@ from __future__ import annotations
 import contextlib
 import json
 
+from codeflare.k8s.constants import DASHBOARD_URL_ANNOTATION, LOCAL_FINALIZER, LOCAL_PROCESSES_ANNOTATION
 from codeflare.k8s.types import Obj
 from codeflare.kube import errors, kinds
 from codeflare.kube.client import AsyncKube
 from codeflare.local.agent.cluster_runner import LocalRayCluster
-from codeflare.local.agent.keys import DASHBOARD_ANNOTATION, FINALIZER, STATE_ANNOTATION
 
 
 class RayClusterWrites:
@@ -43,8 +43,8 @@ class RayClusterWrites:
         """Record the processes' state (for re-adoption) and the dashboard URL on the object."""
         meta = rc["metadata"]
         annotations = {
-            STATE_ANNOTATION: json.dumps(runtime.to_state(), sort_keys=True),
-            DASHBOARD_ANNOTATION: runtime.dashboard_url,
+            LOCAL_PROCESSES_ANNOTATION: json.dumps(runtime.to_state(), sort_keys=True),
+            DASHBOARD_URL_ANNOTATION: runtime.dashboard_url,
         }
         key = ("annotations", meta.get("namespace", ""), meta["name"])
         if self._written.get(key) == annotations:
@@ -60,7 +60,7 @@ class RayClusterWrites:
 
     async def clear_annotations(self, rc: Obj) -> None:
         meta = rc["metadata"]
-        present = set(meta.get("annotations") or {}) & {STATE_ANNOTATION, DASHBOARD_ANNOTATION}
+        present = set(meta.get("annotations") or {}) & {LOCAL_PROCESSES_ANNOTATION, DASHBOARD_URL_ANNOTATION}
         self._written.pop(("annotations", meta.get("namespace", ""), meta["name"]), None)
         if not present:
             return
@@ -79,7 +79,7 @@ class RayClusterWrites:
             meta["name"],
             {
                 "metadata": {
-                    "finalizers": [*(meta.get("finalizers") or []), FINALIZER],
+                    "finalizers": [*(meta.get("finalizers") or []), LOCAL_FINALIZER],
                     "resourceVersion": meta.get("resourceVersion"),
                 }
             },
@@ -88,7 +88,7 @@ class RayClusterWrites:
 
     async def drop_finalizer(self, rc: Obj) -> None:
         meta = rc["metadata"]
-        finalizers = [f for f in meta.get("finalizers") or [] if f != FINALIZER]
+        finalizers = [f for f in meta.get("finalizers") or [] if f != LOCAL_FINALIZER]
         if finalizers == list(meta.get("finalizers") or []):
             return
         with contextlib.suppress(errors.NotFound):

@@ -25,6 +25,7 @@ from __future__ import annotations
 import enum
 import logging
 import os
+import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -211,10 +212,26 @@ def capture(pid: int, procfs: ProcFS | None = None) -> ProcessIdentity:
             start_ticks=fs.start_ticks(stat),
             boot_id=fs.boot_id(),
             exe=fs.exe(pid),
-            cmdline=fs.cmdline(pid),
+            cmdline=_settled_cmdline(fs, pid),
         )
     _warn_fallback()
     return _capture_with_psutil(pid)
+
+
+def _settled_cmdline(fs: ProcFS, pid: int, timeout: float = 1.0) -> tuple[str, ...] | None:
+    """The command line once exec has finished writing it. The kernel closes the close-on-exec
+    pipe ``Popen`` waits on before it copies the new argv, so for an instant the command line
+    of a just-started process reads empty; a started program's never is. None if it stays empty
+    (the process ended meanwhile): then it is not compared."""
+    deadline = time.monotonic() + timeout
+    while True:
+        cmdline = fs.cmdline(pid)
+        if cmdline:
+            return cmdline
+        stat = fs.stat(pid)
+        if stat is None or stat.state in ("Z", "X") or time.monotonic() >= deadline:
+            return None
+        time.sleep(0.005)
 
 
 def verify(recorded: ProcessIdentity, procfs: ProcFS | None = None) -> Check:
@@ -312,7 +329,8 @@ def _capture_with_psutil(pid: int) -> ProcessIdentity:
                 exe, cmdline = None, None
     except psutil.NoSuchProcess:
         return ProcessIdentity(pid=pid)
-    return ProcessIdentity(pid=pid, exe=exe, cmdline=cmdline, create_time=created)
+    # an empty command line is one exec has not written yet (see _settled_cmdline): not compared
+    return ProcessIdentity(pid=pid, exe=exe, cmdline=cmdline or None, create_time=created)
 
 
 def _verify_psutil(recorded: ProcessIdentity) -> Check:

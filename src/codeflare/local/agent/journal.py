@@ -3,7 +3,8 @@
 The RayCluster's state annotation says which processes a cluster has, but a cluster deleted (and
 forced out) while the agent was down has no object left to read it from; the journal, keyed by
 the RayCluster's uid, covers that case, and ``local down`` reads it to stop Ray nodes an agent
-that died left behind. Files are replaced atomically; nothing here starts or stops a process.
+that died left behind. Files are private (0600) and replaced atomically; nothing here starts or
+stops a process.
 """
 
 from __future__ import annotations
@@ -11,6 +12,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 from typing import Any
+
+from codeflare.k8s.files import write_private
 
 
 class ClusterJournal:
@@ -24,10 +27,7 @@ class ClusterJournal:
         return self.directory / f"{uid}.json"
 
     def write(self, uid: str, state: dict[str, Any]) -> None:
-        path = self.path(uid)
-        tmp = path.with_suffix(".tmp")
-        tmp.write_text(json.dumps(state))
-        tmp.replace(path)
+        write_private(self.path(uid), json.dumps(state))
 
     def read(self, uid: str) -> str | None:
         try:

@@ -11,17 +11,18 @@ import asyncio
 import contextlib
 import logging
 
+from codeflare.k8s.constants import LOCAL_AGENT_LABEL
+from codeflare.k8s.timestamps import now_micro, now_rfc3339
 from codeflare.k8s.types import Obj
 from codeflare.kube import errors, kinds
 from codeflare.kube.client import AsyncKube
 from codeflare.local.agent import node_info
-from codeflare.local.agent.keys import LEASE_NAMESPACE
 from codeflare.local.agent.ray_node import LOOPBACK
-from codeflare.local.agent.timefmt import micro_now, now_rfc3339
 
 log = logging.getLogger(__name__)
 
 LEASE_DURATION_SECONDS = 40
+LEASE_NAMESPACE = "kube-node-lease"
 
 
 def node_object(name: str, capacity: node_info.NodeCapacity, now: str) -> Obj:
@@ -33,13 +34,13 @@ def node_object(name: str, capacity: node_info.NodeCapacity, now: str) -> Obj:
         "kubernetes.io/hostname": name,
         "kubernetes.io/os": "linux",
         "node-role.kubernetes.io/local": "",
-        "codeflare.dev/local-agent": "true",
+        LOCAL_AGENT_LABEL: "true",
         **capacity.labels,
     }
     conditions = [
-        _condition("Ready", "True", "AgentReady", now, "codeflare local agent is running"),
-        _condition("MemoryPressure", "False", "AgentHasSufficientMemory", now),
-        _condition("DiskPressure", "False", "AgentHasNoDiskPressure", now),
+        _node_condition("Ready", "True", "AgentReady", now, "codeflare local agent is running"),
+        _node_condition("MemoryPressure", "False", "AgentHasSufficientMemory", now),
+        _node_condition("DiskPressure", "False", "AgentHasNoDiskPressure", now),
     ]
     return {
         "metadata": {"name": name, "labels": labels},
@@ -62,7 +63,7 @@ def node_object(name: str, capacity: node_info.NodeCapacity, now: str) -> Obj:
     }
 
 
-def _condition(type_: str, status: str, reason: str, now: str, message: str | None = None) -> Obj:
+def _node_condition(type_: str, status: str, reason: str, now: str, message: str | None = None) -> Obj:
     condition: Obj = {"type": type_, "status": status, "reason": reason}
     if message is not None:
         condition["message"] = message
@@ -107,7 +108,7 @@ class NodeRegistration:
         spec = {
             "holderIdentity": self.name,
             "leaseDurationSeconds": LEASE_DURATION_SECONDS,
-            "renewTime": micro_now(),
+            "renewTime": now_micro(),
         }
         lease = await self.kube.find(kinds.LEASE, self.name, LEASE_NAMESPACE)
         if lease is None:

@@ -22,11 +22,14 @@ from codeflare.kube import errors, kinds
 from codeflare.kube.client import AsyncKube
 from codeflare.kube.informer import Informer
 from codeflare.local.agent.node import NodeRegistration
+from codeflare.local.agent.pods import FIELD_MANAGER
 from codeflare.local.agent.ports import PortAllocator
 from codeflare.local.agent.raycluster import RayClusterRunner
 from codeflare.local.agent.rayjob import RayJobRunner
 
 log = logging.getLogger(__name__)
+
+__all__ = ["FIELD_MANAGER", "NodeAgent", "ray_env"]
 
 
 def ray_env() -> dict[str, str]:

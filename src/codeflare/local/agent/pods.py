@@ -15,15 +15,18 @@ import logging
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
+from codeflare.k8s.constants import RAY_CLUSTER_LABEL
+from codeflare.k8s.timestamps import format_rfc3339
 from codeflare.k8s.types import Obj
 from codeflare.kube import errors, kinds
 from codeflare.kube.client import AsyncKube
 from codeflare.local.agent import shapes
 from codeflare.local.agent.cluster_runner import NodeExit, RayNode
-from codeflare.local.agent.keys import FIELD_MANAGER
-from codeflare.local.agent.timefmt import from_timestamp
 
 log = logging.getLogger(__name__)
+
+#: The field manager of the agent's writes (its Pods are server-side applied under it).
+FIELD_MANAGER = "codeflare-local-agent"
 
 
 @dataclass(frozen=True)
@@ -55,7 +58,7 @@ def wanted_pods(
             phase="Running",
             ready=view.ready,
             pid=node.handle.pid,
-            started=from_timestamp(node.handle.start_time),
+            started=format_rfc3339(node.handle.start_time),
         )
         wanted[pod["metadata"]["name"]] = pod
     for exit_info in exited:
@@ -96,7 +99,7 @@ class PodSync:
                 exit_info.exit_code,
             )
         wanted = wanted_pods(rc, running, exited, self.node_name, now)
-        existing = await self.kube.list(kinds.POD, namespace, labels={"ray.io/cluster": cluster})
+        existing = await self.kube.list(kinds.POD, namespace, labels={RAY_CLUSTER_LABEL: cluster})
         for pod in existing:
             pod_name = pod["metadata"]["name"]
             if pod_name not in wanted and (pod.get("status") or {}).get("phase") != "Failed":

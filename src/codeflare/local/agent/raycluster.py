@@ -19,6 +19,8 @@ import logging
 from collections.abc import Mapping
 from pathlib import Path
 
+from codeflare.k8s.constants import LOCAL_FINALIZER, LOCAL_PROCESSES_ANNOTATION
+from codeflare.k8s.timestamps import now_rfc3339
 from codeflare.k8s.types import Obj
 from codeflare.kube import errors
 from codeflare.kube.client import AsyncKube
@@ -31,11 +33,9 @@ from codeflare.local.agent.cluster_runner import (
 )
 from codeflare.local.agent.cluster_writes import RayClusterWrites
 from codeflare.local.agent.journal import ClusterJournal
-from codeflare.local.agent.keys import FINALIZER, STATE_ANNOTATION
 from codeflare.local.agent.pods import NodeView, PodSync
 from codeflare.local.agent.ports import PortAllocator
 from codeflare.local.agent.ray_node import RAY_STARTED
-from codeflare.local.agent.timefmt import now_rfc3339
 
 log = logging.getLogger(__name__)
 
@@ -58,7 +58,7 @@ def next_step(rc: Obj) -> Step:
     meta = rc["metadata"]
     if meta.get("deletionTimestamp"):
         return Step.DELETE
-    if FINALIZER not in (meta.get("finalizers") or []):
+    if LOCAL_FINALIZER not in (meta.get("finalizers") or []):
         return Step.ADD_FINALIZER
     if (rc.get("spec") or {}).get("suspend"):
         return Step.SUSPEND
@@ -213,7 +213,7 @@ class RayClusterRunner:
         runtime = self.clusters.get(uid)
         head_template = shapes.node_template((rc.get("spec") or {}).get("headGroupSpec") or {}, head=True)
         if runtime is None:
-            state = (meta.get("annotations") or {}).get(STATE_ANNOTATION)
+            state = (meta.get("annotations") or {}).get(LOCAL_PROCESSES_ANNOTATION)
             if state:
                 runtime = await asyncio.to_thread(
                     LocalRayCluster.adopt,
@@ -266,7 +266,7 @@ class RayClusterRunner:
             str(exc).splitlines()[0],
         )
         self.clusters.pop(uid, None)
-        await asyncio.to_thread(runtime.stop, 1.0)  # workers may have started early
+        await self._stop_runtime(uid, runtime, 1.0)  # workers may have started early
         await asyncio.sleep(2.0 * attempts)
         return True
 
@@ -311,10 +311,9 @@ class RayClusterRunner:
     async def _fail(self, rc: Obj, runtime: LocalRayCluster, message: str) -> None:
         meta = rc["metadata"]
         log.error("RayCluster %s/%s failed: %s", meta.get("namespace"), meta["name"], message)
-        await asyncio.to_thread(runtime.stop, 1.0)
         uid = str(meta.get("uid"))
+        await self._stop_runtime(uid, runtime, 1.0)
         self.clusters.pop(uid, None)
-        self.journal.remove(uid)
         await self.writes.status(rc, failed_status(rc, message, now_rfc3339()))
 
     async def mark_not_running(self, rc: Obj) -> None:
@@ -329,16 +328,25 @@ class RayClusterRunner:
         state annotation says which they are. ``forget_state`` clears that annotation."""
         runtime = self.clusters.pop(uid, None) or await self._recorded_runtime(uid, rc)
         if runtime is not None:
-            await asyncio.to_thread(runtime.stop, 2.0)
+            await self._stop_runtime(uid, runtime, 2.0)
+        else:
+            self.journal.remove(uid)
         self.ports.release_prefix(f"{uid}/")
-        self.journal.remove(uid)
         if forget_state and rc is not None:
             await self.writes.clear_annotations(rc)
+
+    async def _stop_runtime(self, uid: str, runtime: LocalRayCluster, grace: float) -> None:
+        """Stop the processes; the journal keeps whatever survived (``local down`` reports it)."""
+        left = await asyncio.to_thread(runtime.stop, grace)
+        if left:
+            self.journal.write(uid, runtime.to_state())
+        else:
+            self.journal.remove(uid)
 
     async def _recorded_runtime(self, uid: str, rc: Obj | None) -> LocalRayCluster | None:
         raw = self.journal.read(uid)
         if raw is None and rc is not None:
-            raw = (rc["metadata"].get("annotations") or {}).get(STATE_ANNOTATION)
+            raw = (rc["metadata"].get("annotations") or {}).get(LOCAL_PROCESSES_ANNOTATION)
         if not raw:
             return None
         try:
@@ -357,12 +365,12 @@ class RayClusterRunner:
             try:
                 state = json.loads(self.journal.read(uid) or "{}")
                 runtime = LocalRayCluster.adopt(state, shapes.NodeTemplate(), ports=self.ports)
-                await asyncio.to_thread(runtime.stop, 2.0)
+                await self._stop_runtime(uid, runtime, 2.0)
                 log.warning("stopped orphaned Ray cluster %s (its RayCluster was deleted)", state.get("name"))
             except (OSError, ValueError, KeyError) as exc:
                 log.warning("could not clean orphan %s: %s", uid, exc)
+                self.journal.remove(uid)
             self.ports.release_prefix(f"{uid}/")
-            self.journal.remove(uid)
 
     async def shutdown(self, objects: Mapping[str, Obj], grace: float = 3.0) -> None:
         """Stop every Ray process this runner runs (objects stay; ``local up`` restarts them).
@@ -370,9 +378,8 @@ class RayClusterRunner:
         Their RayClusters (``objects``, by uid) stop claiming ``ready`` and their Pods go, so
         nobody reads a stopped cluster as running (or re-adopts it) until an agent starts it again."""
         for uid, cluster in list(self.clusters.items()):
-            await asyncio.to_thread(cluster.stop, grace)
+            await self._stop_runtime(uid, cluster, grace)
             self.ports.release_prefix(f"{uid}/")
-            self.journal.remove(uid)
             rc = objects.get(uid)
             if rc is not None:
                 try:

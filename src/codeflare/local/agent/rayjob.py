@@ -16,13 +16,15 @@ import logging
 import secrets
 from collections.abc import Callable, Mapping
 
+from codeflare.k8s.constants import RAY_ORIGINATED_FROM_CR_NAME_LABEL, RAY_ORIGINATED_FROM_CRD_LABEL
+from codeflare.k8s.ownerrefs import owner_reference
+from codeflare.k8s.timestamps import now
 from codeflare.k8s.types import Obj
 from codeflare.kube import errors, kinds
 from codeflare.kube.client import AsyncKube
 from codeflare.kube.informer import Informer
 from codeflare.local.agent import rayjob_decision as rd
 from codeflare.local.agent.ray_jobs import RayJobsAPI
-from codeflare.local.agent.timefmt import now
 
 log = logging.getLogger(__name__)
 
@@ -31,12 +33,10 @@ MAX_LOG_BYTES = 900_000
 ClusterCache = Mapping[tuple[str, str], Obj]
 
 
-def owner_reference(job: Obj, *, controller: bool) -> Obj:
-    meta = job["metadata"]
-    ref: Obj = {"apiVersion": "ray.io/v1", "kind": "RayJob", "name": meta["name"], "uid": meta.get("uid", "")}
-    if controller:
-        ref.update(controller=True, blockOwnerDeletion=True)
-    return ref
+def _owned_by(job: Obj, *, controller: bool) -> Obj:
+    return owner_reference(
+        job, api_version="ray.io/v1", kind="RayJob", controller=controller, block_owner_deletion=controller
+    )
 
 
 class RayJobRunner:
@@ -140,10 +140,10 @@ class RayJobRunner:
                 "name": cluster_name,
                 "namespace": meta.get("namespace"),
                 "labels": {
-                    "ray.io/originated-from-crd": "RayJob",
-                    "ray.io/originated-from-cr-name": meta["name"],
+                    RAY_ORIGINATED_FROM_CRD_LABEL: "RayJob",
+                    RAY_ORIGINATED_FROM_CR_NAME_LABEL: meta["name"],
                 },
-                "ownerReferences": [owner_reference(job, controller=True)],
+                "ownerReferences": [_owned_by(job, controller=True)],
             },
             "spec": spec,
         }
@@ -163,8 +163,8 @@ class RayJobRunner:
             "metadata": {
                 "name": f"{meta['name']}-logs",
                 "namespace": meta.get("namespace"),
-                "labels": {"ray.io/originated-from-cr-name": meta["name"]},
-                "ownerReferences": [owner_reference(job, controller=False)],
+                "labels": {RAY_ORIGINATED_FROM_CR_NAME_LABEL: meta["name"]},
+                "ownerReferences": [_owned_by(job, controller=False)],
             },
             "data": {LOGS_KEY: encoded, "jobId": job_id},
         }

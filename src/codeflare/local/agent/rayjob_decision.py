@@ -20,9 +20,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from codeflare.k8s.constants import DASHBOARD_URL_ANNOTATION, RAY_CLUSTER_LABEL
+from codeflare.k8s.timestamps import epoch_seconds, format_rfc3339
 from codeflare.k8s.types import Obj
-from codeflare.local.agent.keys import DASHBOARD_ANNOTATION
-from codeflare.local.agent.timefmt import format_time, parse_time
 
 TERMINAL = ("SUCCEEDED", "FAILED", "STOPPED")
 FINISHED = ("Complete", "Failed")
@@ -108,7 +108,7 @@ def cluster_name_of(job: Obj) -> str:
     """The cluster a job uses: the selected one, the one it recorded, or its own."""
     spec, status = job.get("spec") or {}, job.get("status") or {}
     return str(
-        (spec.get("clusterSelector") or {}).get("ray.io/cluster")
+        (spec.get("clusterSelector") or {}).get(RAY_CLUSTER_LABEL)
         or status.get("rayClusterName")
         or cluster_name_for(job)
     )
@@ -118,7 +118,7 @@ def dashboard_url(cluster: Obj | None) -> str | None:
     """Where the Jobs API of a ready cluster answers (None while it is not ready)."""
     if cluster is None or (cluster.get("status") or {}).get("state") != "ready":
         return None
-    url = (cluster["metadata"].get("annotations") or {}).get(DASHBOARD_ANNOTATION)
+    url = (cluster["metadata"].get("annotations") or {}).get(DASHBOARD_URL_ANNOTATION)
     return str(url) if url else None
 
 
@@ -150,7 +150,7 @@ def decide(obs: Observation) -> Decision:
                 {
                     "jobDeploymentStatus": "Initializing",
                     "rayClusterName": name,
-                    "startTime": format_time(obs.now),
+                    "startTime": format_rfc3339(obs.now),
                 }
             )
         )
@@ -164,7 +164,7 @@ def decide(obs: Observation) -> Decision:
             return decision.then(CreateCluster(name))
         return decision.then(WriteStatus({"message": f"waiting for RayCluster {name}"}))
     url = dashboard_url(cluster)
-    started = parse_time(status.get("startTime")) or obs.now
+    started = _time(status.get("startTime")) or obs.now
     deadline = spec.get("activeDeadlineSeconds")
     if deadline is not None and (obs.now - started).total_seconds() > float(deadline):
         if url and status.get("jobId"):
@@ -244,7 +244,7 @@ def _finish(
             {
                 "jobDeploymentStatus": deployment,
                 "jobStatus": job_status,
-                "endTime": format_time(obs.now),
+                "endTime": format_rfc3339(obs.now),
                 "reason": reason or None,
                 "message": message,
                 **extra,
@@ -283,8 +283,14 @@ def _after_finish(obs: Observation) -> Decision:
         return Decision()
     if cluster["metadata"].get("deletionTimestamp"):
         return Decision()  # already being deleted
-    ended = parse_time((job.get("status") or {}).get("endTime")) or obs.now
+    ended = _time((job.get("status") or {}).get("endTime")) or obs.now
     if (obs.now - ended).total_seconds() < float(spec.get("ttlSecondsAfterFinished") or 0):
         return Decision()
     name = cluster_name_of(job)
     return Decision(note=f"deleted its RayCluster {name}").then(DeleteCluster(name))
+
+
+def _time(text: str | None) -> datetime.datetime | None:
+    """A status timestamp as an aware datetime (None when missing or malformed)."""
+    seconds = epoch_seconds(text)
+    return None if seconds is None else datetime.datetime.fromtimestamp(seconds, datetime.UTC)

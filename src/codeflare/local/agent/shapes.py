@@ -10,43 +10,27 @@ from __future__ import annotations
 
 import json
 import math
-import re
 from collections.abc import Mapping
 from decimal import Decimal
-from typing import Any
 
+from codeflare.k8s.conditions import set_condition
+from codeflare.k8s.constants import (
+    LOCAL_PID_ANNOTATION,
+    RAY_CLUSTER_LABEL,
+    RAY_GROUP_LABEL,
+    RAY_NODE_TYPE_LABEL,
+)
+from codeflare.k8s.ownerrefs import owner_reference
+from codeflare.k8s.quantity import Format, format_quantity, parse_quantity
+from codeflare.k8s.types import Obj
 from codeflare.local.agent.cluster_runner import NodeTemplate
+from codeflare.local.agent.ray_node import LOOPBACK
 
-Obj = dict[str, Any]
-LOOPBACK = "127.0.0.1"
 GPU_RESOURCES = ("nvidia.com/gpu", "amd.com/gpu", "intel.com/gpu")
 MIN_OBJECT_STORE = 80 * 1024 * 1024
-
-_SUFFIX: dict[str, int | Decimal] = {
-    "": 1,
-    "k": 10**3,
-    "M": 10**6,
-    "G": 10**9,
-    "T": 10**12,
-    "P": 10**15,
-    "E": 10**18,
-    "Ki": 2**10,
-    "Mi": 2**20,
-    "Gi": 2**30,
-    "Ti": 2**40,
-    "Pi": 2**50,
-    "Ei": 2**60,
-    "m": Decimal("0.001"),
-}
-_QUANTITY = re.compile(r"^([+-]?\d+(?:\.\d+)?(?:[eE][+-]?\d+)?)(Ki|Mi|Gi|Ti|Pi|Ei|k|M|G|T|P|E|m)?$")
-
-
-def quantity(value: Any) -> Decimal:
-    """A Kubernetes quantity as a Decimal ("500m" -> 0.5, "2Gi" -> 2147483648)."""
-    match = _QUANTITY.match(str(value).strip())
-    if match is None:
-        raise ValueError(f"invalid quantity {value!r}")
-    return Decimal(match.group(1)) * Decimal(_SUFFIX[match.group(2) or ""])
+CREATED_BY = "codeflare-local-agent"
+#: The conditions KubeRay writes on a RayCluster, in the order it writes them.
+CONDITION_TYPES = ("RayClusterProvisioned", "HeadPodReady", "RayClusterSuspended")
 
 
 def _container(template: Obj) -> Obj:
@@ -59,7 +43,7 @@ def _resource(container: Obj, name: str) -> Decimal | None:
     for source in ("limits", "requests"):
         value = (resources.get(source) or {}).get(name)
         if value is not None:
-            return quantity(value)
+            return parse_quantity(value)
     return None
 
 
@@ -145,10 +129,10 @@ def pod_for(
     container.setdefault("image", "ray")
     labels = {
         **((template.get("metadata") or {}).get("labels") or {}),
-        "ray.io/cluster": meta["name"],
-        "ray.io/node-type": "head" if head else "worker",
-        "ray.io/group": "headgroup" if head else group,
-        "app.kubernetes.io/created-by": "codeflare-local-agent",
+        RAY_CLUSTER_LABEL: meta["name"],
+        RAY_NODE_TYPE_LABEL: "head" if head else "worker",
+        RAY_GROUP_LABEL: "headgroup" if head else group,
+        "app.kubernetes.io/created-by": CREATED_BY,
     }
     if phase == "Running":
         state: Obj = {"running": {"startedAt": started}}
@@ -171,16 +155,11 @@ def pod_for(
             "name": pod_name(meta["name"], node),
             "namespace": meta.get("namespace", "default"),
             "labels": labels,
-            "annotations": {"local.codeflare.dev/pid": str(pid or "")},
+            "annotations": {LOCAL_PID_ANNOTATION: str(pid or "")},
             "ownerReferences": [
-                {
-                    "apiVersion": cluster.get("apiVersion", "ray.io/v1"),
-                    "kind": "RayCluster",
-                    "name": meta["name"],
-                    "uid": meta.get("uid", ""),
-                    "controller": True,
-                    "blockOwnerDeletion": True,
-                }
+                owner_reference(
+                    cluster, api_version=cluster.get("apiVersion") or "ray.io/v1", kind="RayCluster"
+                )
             ],
         },
         "spec": {"nodeName": node_name, "containers": [container], "restartPolicy": "Never"},
@@ -207,17 +186,12 @@ def pod_for(
     return pod
 
 
-def _condition(type_: str, ok: bool, reason: str, message: str, now: str, old: list[Obj]) -> Obj:
-    status = "True" if ok else "False"
-    previous = next((c for c in old if c.get("type") == type_), None)
-    since = previous.get("lastTransitionTime", now) if previous and previous.get("status") == status else now
-    return {
-        "type": type_,
-        "status": status,
-        "reason": reason,
-        "message": message,
-        "lastTransitionTime": since,
-    }
+def _conditions(old: list[Obj], now: str, wanted: list[tuple[str, bool, str]]) -> list[Obj]:
+    """KubeRay's conditions, each keeping its lastTransitionTime while its status stays."""
+    conditions = [dict(c) for c in old if c.get("type") in CONDITION_TYPES]
+    for type_, ok, reason in wanted:
+        set_condition(conditions, type_, ok, reason, "", now)
+    return sorted(conditions, key=lambda c: CONDITION_TYPES.index(c["type"]))
 
 
 def cluster_status(
@@ -252,38 +226,29 @@ def cluster_status(
         "maxWorkerReplicas": sum(
             int(g.get("maxReplicas") or g.get("replicas") or 0) for g in spec.get("workerGroupSpecs") or []
         ),
-        "desiredCPU": _fmt(cpu),
-        "desiredMemory": _fmt(memory),
-        "desiredGPU": _fmt(gpu),
+        "desiredCPU": format_quantity(cpu),
+        "desiredMemory": format_quantity(memory, Format.BINARY_SI),
+        "desiredGPU": format_quantity(gpu),
         "desiredTPU": "0",
         "lastUpdateTime": now,
         "observedGeneration": cluster["metadata"].get("generation", 1),
-        "conditions": [
-            _condition(
-                "RayClusterProvisioned",
-                state == "ready" or (ready_workers >= desired_workers and head_ready),
-                "AllPodRunningAndReadyFirstTime" if state == "ready" else "RayClusterPodsProvisioning",
-                "",
-                now,
-                old,
-            ),
-            _condition(
-                "HeadPodReady",
-                head_ready,
-                "HeadPodRunningAndReady" if head_ready else "HeadPodNotFound",
-                "",
-                now,
-                old,
-            ),
-            _condition(
-                "RayClusterSuspended",
-                state == "suspended",
-                "Suspended" if state == "suspended" else "NotSuspended",
-                "",
-                now,
-                old,
-            ),
-        ],
+        "conditions": _conditions(
+            old,
+            now,
+            [
+                (
+                    "RayClusterProvisioned",
+                    state == "ready" or (ready_workers >= desired_workers and head_ready),
+                    "AllPodRunningAndReadyFirstTime" if state == "ready" else "RayClusterPodsProvisioning",
+                ),
+                ("HeadPodReady", head_ready, "HeadPodRunningAndReady" if head_ready else "HeadPodNotFound"),
+                (
+                    "RayClusterSuspended",
+                    state == "suspended",
+                    "Suspended" if state == "suspended" else "NotSuspended",
+                ),
+            ],
+        ),
     }
     if reason:
         status["reason"] = reason
@@ -299,9 +264,3 @@ def cluster_status(
 
 def desired_workers_items(spec: Obj) -> list[tuple[int, Obj]]:
     return list(desired_workers(spec).values())
-
-
-def _fmt(value: Decimal) -> str:
-    if value == value.to_integral_value():
-        return str(int(value))
-    return f"{int(value * 1000)}m"

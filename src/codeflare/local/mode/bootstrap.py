@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from codeflare.api.crds import load_crds
+from codeflare.k8s.constants import DEFAULT_QUEUE_ANNOTATION
 from codeflare.k8s.types import Obj
 from codeflare.kube import config, errors, kinds
 from codeflare.kube.client import Kube
@@ -102,7 +103,7 @@ def queue_objects() -> list[tuple[Any, Obj]]:
         "metadata": {
             "name": LOCAL_QUEUE,
             "namespace": "default",
-            "annotations": {"kueue.x-k8s.io/default-queue": "true"},
+            "annotations": {DEFAULT_QUEUE_ANNOTATION: "true"},
         },
         "spec": {"clusterQueue": CLUSTER_QUEUE},
     }

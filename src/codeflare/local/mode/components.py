@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from codeflare.k8s.files import write_private
 from codeflare.local.agent import identity, processes
 from codeflare.local.agent.identity import Check, ProcessIdentity, Verdict
 
@@ -132,12 +133,7 @@ def load(path: Path) -> dict[str, Component]:
 
 def save(path: Path, components: Mapping[str, Component]) -> None:
     """Write the record (mode 0600, replaced atomically: a reader never sees half of it)."""
-    text = json.dumps({name: comp.to_dict() for name, comp in components.items()}, indent=2)
-    tmp = path.with_suffix(".tmp")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    with os.fdopen(fd, "w") as out:
-        out.write(text)
-    tmp.replace(path)
+    write_private(path, json.dumps({name: comp.to_dict() for name, comp in components.items()}, indent=2))
 
 
 def spawn(name: str, argv: Sequence[str], log_path: Path, env: Mapping[str, str]) -> Component:
@@ -198,8 +194,10 @@ def stop(comp: Component, home: Path, timeout: float) -> Stopped:
     # refused: no member got it (EPERM means none could be signalled), so waiting is pointless
     if refused or not processes.wait_gone(members, timeout):
         members = _union(members, processes.group_processes(comp.pgid))
-        refused = _killpg(comp.pgid, signal.SIGKILL) or refused
-        processes.wait_gone(members, KILL_WAIT_S)
+        kill_refused = _killpg(comp.pgid, signal.SIGKILL)
+        refused = refused or kill_refused
+        if not kill_refused:
+            processes.wait_gone(members, KILL_WAIT_S)
     members = _union(members, processes.group_processes(comp.pgid))
     survivors = tuple(p.pid for p in members if processes.running(p))
     if refused:

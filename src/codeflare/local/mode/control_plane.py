@@ -29,6 +29,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from codeflare.k8s.files import write_private
 from codeflare.kube.config import local_home
 from codeflare.local.mode import components
 from codeflare.local.mode.bootstrap import OPERATOR_NAMESPACE, bootstrap
@@ -99,7 +100,7 @@ class LocalMode:
                 "the API server to listen",
                 started["apiserver"],
             )
-        _write_private(self.kubeconfig, (state_dir / "kubeconfig").read_text())
+        write_private(self.kubeconfig, (state_dir / "kubeconfig").read_text())
         probe_port = bootstrap(self.kubeconfig)
         if "operator" not in started:
             from codeflare.local.mode.operator_identity import write_operator_kubeconfig
@@ -217,12 +218,6 @@ class LocalMode:
         raise TimeoutError(
             f"timed out after {timeout:.0f}s waiting for {what} (logs in {Path(component.log).parent})"
         )
-
-
-def _write_private(path: Path, text: str) -> None:
-    """INTERIM until codeflare.k8s.files: write ``path`` with mode 0600."""
-    path.write_text(text)
-    os.chmod(path, 0o600)
 
 
 def _http_ok(url: str) -> bool:

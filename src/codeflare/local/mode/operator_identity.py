@@ -11,20 +11,18 @@ carries it. Nothing here starts or stops processes.
 from __future__ import annotations
 
 import base64
-import contextlib
-import os
 import tempfile
 from pathlib import Path
-from typing import Any
 
 import yaml
 
+from codeflare.k8s.files import write_private
+from codeflare.k8s.types import Obj
 from codeflare.kube import kinds
 from codeflare.kube.client import Kube
 from codeflare.kube.kinds import Kind
 from codeflare.operator import manifests
 
-Obj = dict[str, Any]
 RBAC_GROUP = "rbac.authorization.k8s.io"
 _RBAC_KINDS = {
     "ClusterRole": Kind(RBAC_GROUP, "v1", "ClusterRole", "clusterroles", False),
@@ -92,10 +90,4 @@ def write_operator_kubeconfig(
     text = render(
         cluster["server"], token, ca_pem, namespace=namespace, user=f"{namespace}:{service_account}"
     )
-    target.parent.mkdir(parents=True, exist_ok=True)
-    with contextlib.suppress(FileNotFoundError):
-        target.unlink()
-    fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-    with os.fdopen(fd, "w") as out:
-        out.write(text)
-    return target
+    return write_private(target, text)
