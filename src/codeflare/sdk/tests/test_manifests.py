@@ -1,4 +1,8 @@
-"""Builders and resource amounts: behaviour a user of the manifests would observe, plus property tests."""
+"""Manifests built from SDK configurations and admin arguments: what a user of the builders observes.
+
+They live with the SDK because their input is a ``ClusterConfiguration``; ``codeflare.api`` itself
+never imports the SDK (the layer contract).
+"""
 
 from __future__ import annotations
 
@@ -9,7 +13,6 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from codeflare.api.amounts import cpu_amount, memory_amount, ray_num_cpus, whole_count
 from codeflare.api.appwrapper import build_appwrapper
 from codeflare.api.builders import (
     FlavorQuota,
@@ -23,26 +26,7 @@ from codeflare.api.builders import (
     build_workload_priority_class,
     validate_against_crd,
 )
-from codeflare.k8s.quantity import QuantityError
 from codeflare.sdk.config import ClusterConfiguration, WorkerGroup
-
-# --- amounts (the quantity grammar itself is tested in codeflare.k8s) ------------------------------
-
-
-def test_cpu_and_memory_amounts_follow_codeflare_sdk() -> None:
-    assert cpu_amount(0.5) == "500m" and cpu_amount("2000m") == "2" and cpu_amount(2) == "2"
-    assert memory_amount(8) == "8Gi" and memory_amount(0.5) == "512Mi" and memory_amount("8G") == "8G"
-    assert memory_amount("1024Mi") == "1Gi"
-    with pytest.raises(QuantityError):
-        memory_amount(True)
-
-
-def test_ray_cpus_and_whole_counts() -> None:
-    assert ray_num_cpus("1500m") == 1 and ray_num_cpus("500m") == 1 and ray_num_cpus("500m", minimum=0) == 0
-    assert whole_count("2") == 2
-    with pytest.raises(QuantityError, match="whole number"):
-        whole_count("1500m")
-
 
 # --- RayCluster ----------------------------------------------------------------------------------
 

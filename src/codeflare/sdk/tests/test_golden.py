@@ -1,6 +1,6 @@
 """Golden manifests: representative configurations must build exactly the committed YAML.
 
-Regenerate after an intended change with ``UPDATE_GOLDEN=1 pytest src/codeflare/api/tests/test_golden.py``
+Regenerate after an intended change with ``UPDATE_GOLDEN=1 pytest src/codeflare/sdk/tests/test_golden.py``
 and review the diff of ``golden/*.yaml`` like code.
 """
 
