@@ -1,12 +1,18 @@
-"""Writes the kubeconfig that kubectl, the ``kubernetes`` client and lightkube use to reach us."""
+"""The kubeconfig the server writes for its clients: kubectl, the ``kubernetes`` client, lightkube.
+
+One cluster, one bearer-token user, one context (``codeflare-local``), the CA inline; written
+privately (0600) because it holds the admin credential. Reading kubeconfigs is the client
+layer's (:mod:`codeflare.kube.config`).
+"""
 
 from __future__ import annotations
 
 import base64
-import os
 from pathlib import Path
 
 import yaml
+
+from codeflare.k8s.files import write_private
 
 CONTEXT = "codeflare-local"
 
@@ -34,8 +40,4 @@ def render(
 
 def write(path: Path, text: str) -> None:
     """Write atomically with mode 0600 (it holds a credential)."""
-    tmp = path.with_suffix(".tmp")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    with os.fdopen(fd, "w") as fh:
-        fh.write(text)
-    os.replace(tmp, path)
+    write_private(path, text)

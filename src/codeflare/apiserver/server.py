@@ -24,7 +24,7 @@ from codeflare.apiserver.context import RequestContext
 from codeflare.apiserver.endpoints.handlers import ApiHandlers, Authorizer
 from codeflare.apiserver.endpoints.openapi_docs import OpenAPIDocuments
 from codeflare.apiserver.registry.gc import GarbageCollector
-from codeflare.apiserver.registry.objects import ObjectAPI, now_rfc3339
+from codeflare.apiserver.registry.objects import ObjectAPI
 from codeflare.apiserver.registry.resources import ResourceRegistry, builtin_resources
 from codeflare.apiserver.registry.strategies import CRD_KEY, Strategies, register_crd
 from codeflare.apiserver.registry.watch import WatchHub
@@ -44,6 +44,7 @@ from codeflare.apiserver.security.reviews import Reviews, register_reviews
 from codeflare.apiserver.security.serviceaccounts import ServiceAccountTokens
 from codeflare.apiserver.storage.store import ObjectStore
 from codeflare.k8s.certs import load_or_create_serving
+from codeflare.k8s.timestamps import now_rfc3339
 
 log = logging.getLogger(__name__)
 

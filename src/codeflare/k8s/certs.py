@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import datetime
 import ipaddress
-import os
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -17,6 +16,8 @@ from cryptography import x509
 from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
+
+from codeflare.k8s.files import write_private, write_public
 
 
 @dataclass(frozen=True)
@@ -110,12 +111,6 @@ def issue(
     return CertPair(cert.public_bytes(serialization.Encoding.PEM), _key_pem(key))
 
 
-def _write(path: Path, data: bytes, secret: bool) -> None:
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600 if secret else 0o644)
-    with os.fdopen(fd, "wb") as fh:
-        fh.write(data)
-
-
 def load_or_create_serving(state_dir: Path, hosts: list[str]) -> tuple[Path, Path, Path]:
     """Paths of (ca.crt, server.crt, server.key); the serving cert is reissued when hosts change."""
     ca_crt, ca_key = state_dir / "ca.crt", state_dir / "ca.key"
@@ -125,13 +120,13 @@ def load_or_create_serving(state_dir: Path, hosts: list[str]) -> tuple[Path, Pat
         ca = CertPair(ca_crt.read_bytes(), ca_key.read_bytes())
     else:
         ca = new_ca("codeflare-apiserver-ca")
-        _write(ca_key, ca.key_pem, True)
-        _write(ca_crt, ca.cert_pem, False)
+        write_private(ca_key, ca.key_pem)
+        write_public(ca_crt, ca.cert_pem)
     wanted = ",".join(sorted(set(hosts)))
     current = hosts_file.read_text() if hosts_file.exists() else ""
     if not (srv_crt.exists() and srv_key.exists()) or current != wanted:
         leaf = issue(ca, "codeflare-apiserver", sorted(set(hosts)))
-        _write(srv_key, leaf.key_pem, True)
-        _write(srv_crt, leaf.cert_pem, False)
+        write_private(srv_key, leaf.key_pem)
+        write_public(srv_crt, leaf.cert_pem)
         hosts_file.write_text(wanted)
     return ca_crt, srv_crt, srv_key

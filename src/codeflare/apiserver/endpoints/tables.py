@@ -12,6 +12,7 @@ import re
 from typing import Any
 
 from codeflare.apiserver.registry.resources import PrinterColumn, ResourceType
+from codeflare.k8s import timestamps
 
 TABLE_MEDIA = "as=Table"
 _FILTER = re.compile(r'^\?\(@\.([A-Za-z0-9_.-]+)\s*==\s*["\']([^"\']*)["\']\)$')
@@ -64,10 +65,10 @@ def jsonpath(obj: Any, path: str) -> list[Any]:
 def human_age(timestamp: str, now: datetime.datetime | None = None) -> str:
     """A Kubernetes-style age ("45s", "3m20s", "5h", "12d") for an RFC 3339 timestamp."""
     try:
-        then = datetime.datetime.fromisoformat(timestamp.replace("Z", "+00:00"))
+        then = timestamps.parse_rfc3339(timestamp)
     except ValueError:
         return "<unknown>"
-    seconds = int(((now or datetime.datetime.now(datetime.UTC)) - then).total_seconds())
+    seconds = int(((now or timestamps.now()) - then).total_seconds())
     if seconds < -1:
         return "<invalid>"
     seconds = max(seconds, 0)

@@ -4,7 +4,7 @@ One background loop that keeps an index of owner uid -> dependents and finishes 
 start: dependents of a deleted owner are deleted (Background) or waited for (Foreground, via the
 ``foregroundDeletion`` finalizer) or released (``orphan``); a terminating namespace is emptied,
 then its ``kubernetes`` finalizer removed; a deleted CRD's objects are removed before the CRD
-goes. It acts only through :class:`~codeflare.apiserver.objects.ObjectAPI`, as the system user.
+goes. It acts only through :class:`~codeflare.apiserver.registry.objects.ObjectAPI`, as the system user.
 """
 
 from __future__ import annotations
@@ -22,6 +22,7 @@ from codeflare.apiserver.registry.objects import ObjectAPI
 from codeflare.apiserver.registry.resources import ResourceType
 from codeflare.apiserver.registry.strategies import CRD_CLEANUP_FINALIZER, CRD_KEY, NAMESPACE_FINALIZER
 from codeflare.apiserver.storage.store import DELETED, Change
+from codeflare.k8s.ownerrefs import owner_references
 
 log = logging.getLogger(__name__)
 
@@ -29,8 +30,7 @@ ObjKey = tuple[str, str, str]  # storage key, namespace, name
 
 
 def _owner_uids(obj: dict[str, Any]) -> list[str]:
-    refs = (obj.get("metadata") or {}).get("ownerReferences") or []
-    return [r["uid"] for r in refs if isinstance(r, dict) and isinstance(r.get("uid"), str)]
+    return [r["uid"] for r in owner_references(obj) if isinstance(r, dict) and isinstance(r.get("uid"), str)]
 
 
 class GarbageCollector:
@@ -163,7 +163,7 @@ class GarbageCollector:
         alive_set = set(alive)
 
         def drop_dead(new: dict[str, Any]) -> None:
-            refs = new["metadata"].get("ownerReferences") or []
+            refs = owner_references(new)
             new["metadata"]["ownerReferences"] = [r for r in refs if r.get("uid") in alive_set]
 
         self._rewrite(key, namespace, name, drop_dead)
@@ -211,7 +211,7 @@ class GarbageCollector:
                     *dep,
                     lambda new, u=uid: new["metadata"].__setitem__(
                         "ownerReferences",
-                        [r for r in new["metadata"].get("ownerReferences") or [] if r.get("uid") != u],
+                        [r for r in owner_references(new) if r.get("uid") != u],
                     ),
                 )
             if not self._dependents.get(uid):

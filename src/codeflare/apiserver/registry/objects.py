@@ -12,7 +12,6 @@ render results; garbage collection calls the same methods with the system identi
 from __future__ import annotations
 
 import copy
-import datetime
 import logging
 import uuid
 from collections.abc import Callable
@@ -36,12 +35,9 @@ from codeflare.apiserver.registry.selectors import FieldSelector, LabelSelector
 from codeflare.apiserver.registry.strategies import Strategies
 from codeflare.apiserver.storage.store import ObjectStore
 from codeflare.k8s.schema.objectmeta import validate_object_meta
+from codeflare.k8s.timestamps import now_rfc3339
 
 log = logging.getLogger(__name__)
-
-
-def now_rfc3339() -> str:
-    return datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 class ObjectAPI:

@@ -3,7 +3,7 @@
 A :class:`ResourceType` describes one served group/version/resource: kind, scope, verbs,
 short names, subresources, printer columns and (for custom resources) the compiled schema.
 :class:`ResourceRegistry` answers lookups by URL segment or by kind and is updated when CRDs
-come and go. It holds descriptions only; objects live in :mod:`codeflare.apiserver.store`.
+come and go. It holds descriptions only; objects live in :mod:`codeflare.apiserver.storage.store`.
 """
 
 from __future__ import annotations
@@ -49,7 +49,7 @@ class ResourceType:
     columns: tuple[PrinterColumn, ...] = ()
     field_selectors: frozenset[str] = BASE_FIELD_SELECTORS
     storage_version: str = ""  # the version objects are stored at; "" = this version
-    schema: Any = None  # a compiled CRD schema (codeflare.apiserver.schema.CompiledSchema) or None
+    schema: Any = None  # a compiled CRD schema (codeflare.k8s.schema.CompiledSchema) or None
     raw_schema: dict[str, Any] | None = None
     custom: bool = False  # served from a CRD
     name_rule: str = "subdomain"

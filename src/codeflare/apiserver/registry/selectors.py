@@ -24,45 +24,17 @@ from codeflare.apiserver.errors import (
     FieldError,
     bad_request,
 )
-
-_NAME = re.compile(r"^([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]$")
-_DNS_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
-_NAME_RULE = (
-    "name part must consist of alphanumeric characters, '-', '_' or '.', and must start and end "
-    "with an alphanumeric character (e.g. 'MyName', or 'my.name', or '123-abc')"
-)
-_VALUE_RULE = (
-    "a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', "
-    "and must start and end with an alphanumeric character (e.g. 'MyValue', or 'my_value', or '12345')"
-)
+from codeflare.k8s.names import is_label_value, is_qualified_name
 
 
 def label_key_errors(key: str, path: str) -> list[FieldError]:
     """Why ``key`` is not a valid label key (qualified name: optional DNS prefix, "/", name)."""
-    prefix, slash, name = key.rpartition("/")
-    out: list[FieldError] = []
-    if slash and not prefix:
-        out.append(FieldError(FIELD_INVALID, path, "prefix part must be non-empty", key))
-    elif prefix and (len(prefix) > 253 or not _DNS_SUBDOMAIN.match(prefix)):
-        out.append(FieldError(FIELD_INVALID, path, "prefix part must be a lowercase RFC 1123 subdomain", key))
-    if not name:
-        out.append(FieldError(FIELD_INVALID, path, "name part must be non-empty", key))
-    elif len(name) > 63:
-        out.append(FieldError(FIELD_INVALID, path, "name part must be no more than 63 characters", key))
-    elif not _NAME.match(name):
-        out.append(FieldError(FIELD_INVALID, path, _NAME_RULE, key))
-    return out
+    return [FieldError(FIELD_INVALID, path, msg, key) for msg in is_qualified_name(key)]
 
 
 def label_value_errors(value: str, path: str) -> list[FieldError]:
     """Why ``value`` is not a valid label value (empty, or a name of at most 63 characters)."""
-    if value == "":
-        return []
-    if len(value) > 63:
-        return [FieldError(FIELD_INVALID, path, "must be no more than 63 characters", value)]
-    if not _NAME.match(value):
-        return [FieldError(FIELD_INVALID, path, _VALUE_RULE, value)]
-    return []
+    return [FieldError(FIELD_INVALID, path, msg, value) for msg in is_label_value(value)]
 
 
 # ---- label selectors ----------------------------------------------------------------------------

@@ -25,6 +25,7 @@ from codeflare.apiserver.registry.resources import (
 )
 from codeflare.apiserver.registry.webhook_configurations import validate_configuration
 from codeflare.apiserver.storage.store import ObjectStore
+from codeflare.k8s.names import is_dns1035_label, is_dns1123_label
 from codeflare.k8s.schema import CompiledSchema, check_structural
 
 log = logging.getLogger(__name__)
@@ -33,7 +34,6 @@ NAMESPACE_FINALIZER = "kubernetes"
 CRD_CLEANUP_FINALIZER = "customresourcecleanup.apiextensions.k8s.io"
 CRD_KEY = "apiextensions.k8s.io/customresourcedefinitions"
 
-_DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
 _KIND = re.compile(r"^[A-Z][A-Za-z0-9]*$")
 _COLUMN_TYPES = ("integer", "number", "string", "boolean", "date")
 _SERVICE_CIDR = ipaddress.ip_network("10.96.0.0/16")
@@ -232,7 +232,7 @@ def validate_crd(
         plural, kind = names.get("plural", ""), names.get("kind", "")
         if not isinstance(plural, str) or not plural:
             out.append(FieldError(errors.FIELD_REQUIRED, "spec.names.plural", ""))
-        elif not _DNS_LABEL.match(plural):
+        elif is_dns1123_label(plural):
             out.append(
                 FieldError(
                     errors.FIELD_INVALID,
@@ -254,7 +254,7 @@ def validate_crd(
                 )
             )
         for i, short in enumerate(names.get("shortNames") or []):
-            if not isinstance(short, str) or not _DNS_LABEL.match(short):
+            if not isinstance(short, str) or is_dns1123_label(short):
                 out.append(
                     FieldError(
                         errors.FIELD_INVALID,
@@ -326,7 +326,7 @@ def _validate_versions(versions: Any) -> list[FieldError]:
             out.append(FieldError(errors.FIELD_TYPE_INVALID, path, "must be an object", version))
             continue
         name = version.get("name")
-        if not isinstance(name, str) or not _DNS_LABEL.match(name):
+        if not isinstance(name, str) or is_dns1035_label(name):
             out.append(FieldError(errors.FIELD_INVALID, f"{path}.name", "must be a DNS-1035 label", name))
         elif name in seen:
             out.append(FieldError(errors.FIELD_DUPLICATE, f"{path}.name", "", name))

@@ -11,24 +11,17 @@ from __future__ import annotations
 import csv
 import io
 import logging
-import os
 import secrets
 from collections.abc import Callable
 from pathlib import Path
 
 from codeflare.apiserver.context import UserInfo
+from codeflare.k8s.files import write_private
 
 log = logging.getLogger(__name__)
 
 ADMIN_USER = UserInfo("admin", "admin", ("system:masters", "system:authenticated"))
 ANONYMOUS = UserInfo("system:anonymous", "", ("system:unauthenticated",))
-
-
-def _write_secret(path: Path, text: str) -> None:
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    with os.fdopen(fd, "w") as fh:
-        fh.write(text)
-    os.chmod(path, 0o600)
 
 
 def load_or_create_admin_token(state_dir: Path) -> str:
@@ -39,7 +32,7 @@ def load_or_create_admin_token(state_dir: Path) -> str:
         if token:
             return token
     token = secrets.token_urlsafe(32)
-    _write_secret(path, token + "\n")
+    write_private(path, token + "\n")
     return token
 
 

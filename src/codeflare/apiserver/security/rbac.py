@@ -7,7 +7,7 @@ answers ``(allowed, reason)`` the way Kubernetes' RBAC authorizer does: members 
 groups or (for service accounts) the account must match verb, API group, resource/subresource,
 resourceName or non-resource URL. ClusterRoles with an ``aggregationRule`` take the rules of the
 ClusterRoles their selectors pick. This module does no I/O and knows nothing of HTTP; the
-bootstrap roles it defines are written to the store by :mod:`authz`.
+bootstrap roles are :mod:`bootstrap_policy`'s, written at startup by the server.
 """
 
 from __future__ import annotations

@@ -12,7 +12,6 @@ The client side (asking for a token) is :mod:`codeflare.kube.tokens`.
 
 from __future__ import annotations
 
-import datetime
 import hashlib
 import json
 import logging
@@ -26,6 +25,7 @@ from codeflare.apiserver import errors
 from codeflare.apiserver.context import RequestContext, UserInfo
 from codeflare.apiserver.registry.resources import ResourceType
 from codeflare.apiserver.storage.store import ObjectStore
+from codeflare.k8s.timestamps import format_rfc3339
 
 log = logging.getLogger(__name__)
 
@@ -45,10 +45,6 @@ def service_account_user(namespace: str, name: str, uid: str = "") -> UserInfo:
 
 def _digest(token: str) -> str:
     return hashlib.sha256(token.encode()).hexdigest()
-
-
-def _rfc3339(ts: float) -> str:
-    return datetime.datetime.fromtimestamp(ts, datetime.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 class ServiceAccountTokens:
@@ -156,7 +152,7 @@ class ServiceAccountTokens:
             "apiVersion": "authentication.k8s.io/v1",
             "metadata": {**meta, "name": attrs.name, "namespace": attrs.namespace},
             "spec": {**spec, "expirationSeconds": expiration, "audiences": audiences},
-            "status": {"token": token, "expirationTimestamp": _rfc3339(expires)},
+            "status": {"token": token, "expirationTimestamp": format_rfc3339(expires)},
         }
 
 

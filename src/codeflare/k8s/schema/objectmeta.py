@@ -11,10 +11,16 @@ API server's registry's business) and does not know about any particular kind.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
 from typing import Any
 
+from codeflare.k8s.names import (
+    is_dns1123_label,
+    is_dns1123_subdomain,
+    is_label_value,
+    is_path_segment_name,
+    is_qualified_name,
+)
 from codeflare.k8s.schema.field import (
     FIELD_FORBIDDEN,
     FIELD_INVALID,
@@ -25,125 +31,7 @@ from codeflare.k8s.schema.field import (
     json_type,
 )
 
-DNS1123_LABEL_MAX = 63
-DNS1123_SUBDOMAIN_MAX = 253
-QUALIFIED_NAME_MAX = 63
-LABEL_VALUE_MAX = 63
 TOTAL_ANNOTATION_SIZE_LIMIT = 256 * 1024
-
-_LABEL_FMT = "[a-z0-9]([-a-z0-9]*[a-z0-9])?"
-_SUBDOMAIN_FMT = _LABEL_FMT + r"(\." + _LABEL_FMT + ")*"
-_QUALIFIED_FMT = "([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]"
-_LABEL_VALUE_FMT = "(" + _QUALIFIED_FMT + ")?"
-
-_LABEL_RE = re.compile(_LABEL_FMT)
-_SUBDOMAIN_RE = re.compile(_SUBDOMAIN_FMT)
-_QUALIFIED_RE = re.compile(_QUALIFIED_FMT)
-_LABEL_VALUE_RE = re.compile(_LABEL_VALUE_FMT)
-
-
-def _regex_error(what: str, fmt: str, examples: tuple[str, ...]) -> str:
-    shown = ",  or ".join(f"'{e}'" for e in examples)
-    return f"{what} (e.g. {shown}, regex used for validation is '{fmt}')"
-
-
-_LABEL_MSG = _regex_error(
-    "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', "
-    "and must start and end with an alphanumeric character",
-    _LABEL_FMT,
-    ("my-name", "123-abc"),
-)
-_SUBDOMAIN_MSG = _regex_error(
-    "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', "
-    "and must start and end with an alphanumeric character",
-    _SUBDOMAIN_FMT,
-    ("example.com",),
-)
-_QUALIFIED_MSG = _regex_error(
-    "name part must consist of alphanumeric characters, '-', '_' or '.', "
-    "and must start and end with an alphanumeric character",
-    _QUALIFIED_FMT,
-    ("MyName", "my.name", "123-abc"),
-)
-_LABEL_VALUE_MSG = _regex_error(
-    "a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', "
-    "and must start and end with an alphanumeric character",
-    _LABEL_VALUE_FMT,
-    ("MyValue", "my_value", "12345"),
-)
-
-
-def _max_len(limit: int) -> str:
-    return f"must be no more than {limit} characters"
-
-
-def _length_and_format(value: str, limit: int, pattern: re.Pattern[str], message: str) -> list[str]:
-    """The problems of ``value``: longer than ``limit``, and/or not matching ``pattern`` (``message``)."""
-    errs = []
-    if len(value) > limit:
-        errs.append(_max_len(limit))
-    if not pattern.fullmatch(value):
-        errs.append(message)
-    return errs
-
-
-def is_dns1123_label(value: str) -> list[str]:
-    """Problems with ``value`` as a DNS-1123 label (namespace names, ...); empty when valid."""
-    return _length_and_format(value, DNS1123_LABEL_MAX, _LABEL_RE, _LABEL_MSG)
-
-
-def is_dns1123_subdomain(value: str) -> list[str]:
-    """Problems with ``value`` as a DNS-1123 subdomain (most object names); empty when valid."""
-    return _length_and_format(value, DNS1123_SUBDOMAIN_MAX, _SUBDOMAIN_RE, _SUBDOMAIN_MSG)
-
-
-def is_path_segment_name(value: str) -> list[str]:
-    """Problems with ``value`` as one URL path segment (the loosest Kubernetes name rule)."""
-    if value in (".", ".."):
-        return [f"may not be '{value}'"]
-    return [f"may not contain '{c}'" for c in ("/", "%") if c in value]
-
-
-def is_qualified_name(value: str) -> list[str]:
-    """Problems with a label key, annotation key or finalizer: ``[prefix/]name``."""
-    parts = value.split("/")
-    if len(parts) == 1:
-        name = parts[0]
-    elif len(parts) == 2:
-        prefix, name = parts
-        if not prefix:
-            return ["prefix part must be non-empty"]
-        errs = ["prefix part " + e for e in is_dns1123_subdomain(prefix)]
-        if errs:
-            return errs + _qualified_name_part(name)
-    else:
-        return [
-            _regex_error(
-                "a qualified name must consist of alphanumeric characters, '-', '_' or '.', and must "
-                "start and end with an alphanumeric character",
-                _QUALIFIED_FMT,
-                ("MyName", "my.name", "123-abc"),
-            )
-            + " with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')"
-        ]
-    return _qualified_name_part(name)
-
-
-def _qualified_name_part(name: str) -> list[str]:
-    if not name:
-        return ["name part must be non-empty"]
-    errs = []
-    if len(name) > QUALIFIED_NAME_MAX:
-        errs.append("name part " + _max_len(QUALIFIED_NAME_MAX))
-    if not _QUALIFIED_RE.fullmatch(name):
-        errs.append(_QUALIFIED_MSG)
-    return errs
-
-
-def is_label_value(value: str) -> list[str]:
-    """Problems with a label value (may be empty); empty list when valid."""
-    return _length_and_format(value, LABEL_VALUE_MAX, _LABEL_VALUE_RE, _LABEL_VALUE_MSG)
-
 
 _NAME_RULES: dict[str, Callable[[str], list[str]]] = {
     "subdomain": is_dns1123_subdomain,

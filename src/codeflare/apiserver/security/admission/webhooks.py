@@ -31,10 +31,10 @@ from codeflare.apiserver.registry.resources import ResourceType
 from codeflare.apiserver.registry.selectors import LabelSelector
 from codeflare.apiserver.registry.webhook_configurations import DEFAULT_TIMEOUT, validate_configuration
 from codeflare.apiserver.storage.store import ObjectStore
+from codeflare.k8s.constants import LOOPBACK_PORT_ANNOTATION
 
 log = logging.getLogger(__name__)
 
-LOOPBACK_PORT_ANNOTATION = "codeflare.dev/loopback-port"
 _LOOPBACK = ("127.0.0.1", "::1", "localhost")
 
 
