@@ -18,7 +18,7 @@ from kubernetes import config as k8s_config
 from kubernetes import watch as k8s_watch
 from kubernetes.client.exceptions import ApiException
 
-from codeflare.scheduling import parse_quantity
+from codeflare.k8s.quantity import milli_value as parse_quantity
 from tests.support.apiserver import ServerProcess
 from tests.support.queue_objects import admission as admission_of
 

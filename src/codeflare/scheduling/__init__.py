@@ -6,7 +6,7 @@ preemptions, evictions and pending reasons. Amounts are :class:`codeflare.k8s.qu
 (integer milli-units). Standard library and ``codeflare.k8s`` only; no I/O, no clock reads.
 """
 
-from codeflare.k8s.quantity import Quantity, QuantityError, format_milli, milli_value
+from codeflare.k8s.quantity import Quantity, QuantityError
 from codeflare.scheduling.engine import AdmissionEngine, admission_usage, workload_shape
 from codeflare.scheduling.model import (
     Admission,
@@ -28,11 +28,6 @@ from codeflare.scheduling.model import (
     workload_key,
 )
 from codeflare.scheduling.results import Eviction, PendingInfo, Preempted, SchedulingResult, Shortfall
-
-# Transitional names for importers outside this package (operator.queueing, tests/support) that
-# predate codeflare.k8s.quantity; new code calls milli_value / format_milli. Removed once unused.
-parse_quantity = milli_value
-format_quantity = format_milli
 
 __all__ = [
     "Admission",
@@ -60,8 +55,6 @@ __all__ = [
     "Shortfall",
     "Workload",
     "admission_usage",
-    "format_quantity",
-    "parse_quantity",
     "workload_key",
     "workload_shape",
 ]
