@@ -1,7 +1,8 @@
-"""Who is asking and how: the per-request context threaded through the object API.
+"""Who is asking, what for, and how: the identity, attributes and options of one request.
 
 Kept apart from HTTP so that in-process callers (garbage collection, namespace finalization)
-use the same code paths as clients, with the system identity.
+use the same code paths as clients, with the system identity, and so that authorization, the
+review endpoints and admission speak of a request in the same terms as the endpoints that parse it.
 """
 
 from __future__ import annotations
@@ -25,6 +26,21 @@ class UserInfo:
         if self.extra:
             out["extra"] = {k: list(v) for k, v in self.extra}
         return out
+
+
+@dataclass
+class RequestAttributes:
+    """What a request does, in the terms RBAC and admission speak (also what a review asks about)."""
+
+    verb: str
+    path: str = ""
+    resource_request: bool = True
+    group: str = ""
+    version: str = ""
+    resource: str = ""
+    subresource: str = ""
+    namespace: str = ""
+    name: str = ""
 
 
 SYSTEM_USER = UserInfo("system:apiserver", "", ("system:masters", "system:authenticated"))

@@ -20,27 +20,12 @@ import yaml
 from aiohttp import web
 
 from codeflare.apiserver import errors
-from codeflare.apiserver.context import RequestContext, UserInfo
+from codeflare.apiserver.context import RequestAttributes, RequestContext, UserInfo
 from codeflare.apiserver.endpoints import bodies, protowire
 from codeflare.apiserver.registry.resources import ResourceType
 
 JSON = "application/json"
 PROTOBUF = "application/vnd.kubernetes.protobuf"
-
-
-@dataclass
-class RequestAttributes:
-    """What a request does, in the terms RBAC and admission speak."""
-
-    verb: str
-    path: str
-    resource_request: bool
-    group: str = ""
-    version: str = ""
-    resource: str = ""
-    subresource: str = ""
-    namespace: str = ""
-    name: str = ""
 
 
 Authorizer = Callable[[UserInfo, RequestAttributes], Awaitable[str | None]]

@@ -54,10 +54,8 @@ def next_generation(new: dict[str, Any], old: dict[str, Any]) -> int:
     return int(generation) + 1 if spec_part(new) != spec_part(old) else generation
 
 
-def check_body(rt: ResourceType, body: Any) -> dict[str, Any]:
-    """A copy of ``body`` typed as ``rt`` (apiVersion and kind filled in, metadata an object)."""
-    if not isinstance(body, dict):
-        raise errors.bad_request("the body of the request must be a JSON or YAML object")
+def check_type_meta(rt: ResourceType, body: dict[str, Any]) -> None:
+    """400 when ``body`` names another apiVersion or kind than the endpoint serves (absent is fine)."""
     api_version = body.get("apiVersion")
     kind = body.get("kind")
     if api_version not in (None, "") and api_version != rt.api_version:
@@ -69,6 +67,13 @@ def check_body(rt: ResourceType, body: Any) -> dict[str, Any]:
         raise errors.bad_request(
             f"the kind in the data ({kind}) does not match the expected kind ({rt.kind})"
         )
+
+
+def check_body(rt: ResourceType, body: Any) -> dict[str, Any]:
+    """A copy of ``body`` typed as ``rt`` (apiVersion and kind filled in, metadata an object)."""
+    if not isinstance(body, dict):
+        raise errors.bad_request("the body of the request must be a JSON or YAML object")
+    check_type_meta(rt, body)
     meta = body.get("metadata", {})
     if meta is None:
         meta = {}

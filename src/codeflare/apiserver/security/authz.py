@@ -10,11 +10,10 @@ suffices, else the ``escalate`` or ``bind`` verb is needed). It does not match r
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
 from codeflare.apiserver import errors
-from codeflare.apiserver.context import UserInfo
+from codeflare.apiserver.context import RequestAttributes, UserInfo
 from codeflare.apiserver.registry.resources import ResourceType
 from codeflare.apiserver.security.rbac import (
     RBAC_GROUP,
@@ -25,21 +24,6 @@ from codeflare.apiserver.security.rbac import (
     covers,
     parse_rules,
 )
-
-
-@dataclass
-class ReviewAttributes:
-    """The attributes a review asks about, in the shape :mod:`rbac` matches."""
-
-    verb: str
-    path: str = ""
-    resource_request: bool = True
-    group: str = ""
-    version: str = ""
-    resource: str = ""
-    subresource: str = ""
-    namespace: str = ""
-    name: str = ""
 
 
 class Authorization:
@@ -115,7 +99,7 @@ class Authorization:
         rt: ResourceType,
         wanted_desc: str,
     ) -> None:
-        probe = ReviewAttributes(verb, group=RBAC_GROUP, resource=plural, namespace=namespace, name=name)
+        probe = RequestAttributes(verb, group=RBAC_GROUP, resource=plural, namespace=namespace, name=name)
         if self.decide(user, probe)[0]:
             return
         what = "escalate" if verb == "escalate" else "bind"

@@ -34,7 +34,7 @@ SA_PREFIX = "system:serviceaccount:"
 
 
 class Attributes(Protocol):
-    """What a request does (``handlers.RequestAttributes`` has this shape)."""
+    """What a request does (:class:`~codeflare.apiserver.context.RequestAttributes` has this shape)."""
 
     verb: str
     path: str

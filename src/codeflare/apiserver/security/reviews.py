@@ -13,9 +13,10 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 from codeflare.apiserver import errors
-from codeflare.apiserver.context import RequestContext, UserInfo
+from codeflare.apiserver.context import RequestAttributes, RequestContext, UserInfo
 from codeflare.apiserver.registry.resources import ResourceRegistry, ResourceType
-from codeflare.apiserver.security.authz import Authorization, ReviewAttributes
+from codeflare.apiserver.registry.rest import check_type_meta
+from codeflare.apiserver.security.authz import Authorization
 from codeflare.apiserver.security.rbac import AUTHN_GROUP, AUTHZ_GROUP, Rule
 
 # Authenticator as the reviews need it: "Bearer <token>" -> user or None.
@@ -70,21 +71,12 @@ def _object(value: Any, kind: str, path: str) -> dict[str, Any]:
 def _check_envelope(body: Any, rt: ResourceType) -> dict[str, Any]:
     if not isinstance(body, dict):
         raise errors.bad_request("the body of the request must be a JSON or YAML object")
-    api_version, kind = body.get("apiVersion"), body.get("kind")
-    if api_version not in (None, "") and api_version != rt.api_version:
-        raise errors.bad_request(
-            f"the API version in the data ({api_version}) does not match the expected API version "
-            f"({rt.api_version})"
-        )
-    if kind not in (None, "") and kind != rt.kind:
-        raise errors.bad_request(
-            f"the kind in the data ({kind}) does not match the expected kind ({rt.kind})"
-        )
+    check_type_meta(rt, body)
     _object(body.get("metadata"), rt.kind, "metadata")
     return body
 
 
-def parse_access_spec(spec: dict[str, Any], kind: str, namespace: str = "") -> ReviewAttributes:
+def parse_access_spec(spec: dict[str, Any], kind: str, namespace: str = "") -> RequestAttributes:
     """resourceAttributes or nonResourceAttributes of an access review, validated."""
     res = _object(spec.get("resourceAttributes"), kind, "spec.resourceAttributes")
     nonres = _object(spec.get("nonResourceAttributes"), kind, "spec.nonResourceAttributes")
@@ -123,9 +115,9 @@ def parse_access_spec(spec: dict[str, Any], kind: str, namespace: str = "") -> R
     if has_nonres:
         path = _string(nonres, "path", kind, "spec.nonResourceAttributes")
         verb = _string(nonres, "verb", kind, "spec.nonResourceAttributes")
-        return ReviewAttributes(verb, path=path, resource_request=False)
+        return RequestAttributes(verb, path=path, resource_request=False)
     p = "spec.resourceAttributes"
-    attrs = ReviewAttributes(
+    attrs = RequestAttributes(
         _string(res, "verb", kind, p),
         group=_string(res, "group", kind, p),
         version=_string(res, "version", kind, p),
@@ -207,7 +199,7 @@ class Reviews:
             "status": status,
         }
 
-    def _access_status(self, user: UserInfo, attrs: ReviewAttributes) -> dict[str, Any]:
+    def _access_status(self, user: UserInfo, attrs: RequestAttributes) -> dict[str, Any]:
         if not attrs.verb:
             return {"allowed": False, "reason": "", "evaluationError": "verb is required"}
         allowed, reason = self.authorization.decide(user, attrs)
