@@ -22,18 +22,15 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import copy
 import logging
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
 from codeflare.k8s.conditions import find_condition, is_condition_true, set_condition
 from codeflare.k8s.constants import (
-    APPWRAPPER_LABEL,
-    QUEUE_NAME_LABEL,
-    RAY_CLUSTER_LABEL,
     RESERVED_FOR_ANNOTATION,
 )
-from codeflare.k8s.quantity import milli_value
 from codeflare.k8s.timestamps import epoch_seconds, format_rfc3339
 from codeflare.k8s.types import Obj
 from codeflare.k8s.workqueue import ReconcileQueue
@@ -44,6 +41,7 @@ from codeflare.operator.context import OperatorContext
 from codeflare.operator.queueing import convert
 from codeflare.operator.scaleout import groups as provider
 from codeflare.operator.scaleout.groups import PROVIDERS, Provider
+from codeflare.operator.scaleout.removal import finished, removable
 from codeflare.scheduling.scaleout import (
     GroupNode,
     NodeGroup,
@@ -53,7 +51,6 @@ from codeflare.scheduling.scaleout import (
     ScaleOutPlan,
     ScaleRequest,
     describe_request,
-    labels_satisfy,
     parse_capacity_reason,
     plan_reservations,
     plan_scale_in,
@@ -65,7 +62,6 @@ log = logging.getLogger(__name__)
 CONDITION = "ScaleOut"
 PASS = "scale-out"  # the work queue's only key
 COALESCE_SECONDS = 0.05
-MANAGED_POD_LABELS = (RAY_CLUSTER_LABEL, APPWRAPPER_LABEL, QUEUE_NAME_LABEL)
 # informers besides the providers' groups (deploy/'s RBAC grants list+watch on each)
 WATCHED_KINDS = (kinds.WORKLOAD, kinds.RESOURCE_FLAVOR, kinds.NODE, kinds.POD)
 
@@ -179,7 +175,7 @@ class ScaleOutController:
         }
         ranked: list[tuple[tuple[int, float, str], PendingWorkload]] = []
         for key, obj in workloads.items():
-            if (obj.get("status") or {}).get("admission") or _finished(obj):
+            if (obj.get("status") or {}).get("admission") or finished(obj):
                 continue
             reserved = find_condition(_conditions(obj), "QuotaReserved") or {}
             if reserved.get("status") != "False":
@@ -203,22 +199,13 @@ class ScaleOutController:
             gone = [
                 key
                 for key, entry in provider.read_requests(obj).items()
-                if not entry.get("releasedAt") and (key not in workloads or _finished(workloads[key]))
+                if not entry.get("releasedAt") and (key not in workloads or finished(workloads[key]))
             ]
             if not gone:
                 continue
 
             def change(fresh: Obj, gone: list[str] = gone) -> Obj | None:
-                requests = provider.read_requests(fresh)
-                touched = False
-                for key in gone:
-                    if key in requests and not requests[key].get("releasedAt"):
-                        requests[key]["releasedAt"] = format_rfc3339(now)
-                        touched = True
-                if not touched:
-                    return None
-                replicas = int((fresh.get("spec") or {}).get("replicas") or 0)
-                return provider.with_requests(fresh, requests, replicas)
+                return provider.release(fresh, gone, format_rfc3339(now))
 
             meta = obj["metadata"]
             written = await self.ctx.kube.update(p.kind, meta["name"], meta.get("namespace"), change)
@@ -241,20 +228,12 @@ class ScaleOutController:
             meta = obj["metadata"]
             before: list[int] = []
 
-            def change(fresh: Obj, asks: list[ScaleRequest] = asks, before: list[int] = before) -> Obj | None:
-                requests = provider.read_requests(fresh)
-                new = [r for r in asks if r.workload not in requests]
-                if not new:
-                    return None
-                for r in new:
-                    requests[r.workload] = {
-                        "nodes": r.nodes,
-                        "requestedAt": format_rfc3339(now),
-                        "owner": _owner(workloads.get(r.workload)),
-                    }
-                replicas = int((fresh.get("spec") or {}).get("replicas") or 0)
-                before[:] = [replicas]
-                return provider.with_requests(fresh, requests, replicas + sum(r.nodes for r in new))
+            owners = {r.workload: _owner(workloads.get(r.workload)) for r in asks}
+
+            def change(fresh: Obj, asks: list[ScaleRequest] = asks, before: list[int] = before,
+                       owners: dict[str, dict[str, str]] = owners) -> Obj | None:
+                before[:] = [provider.replicas_of(fresh)]
+                return provider.request_nodes(fresh, asks, format_rfc3339(now), owners)
 
             written = await self.ctx.kube.update(p.kind, meta["name"], meta.get("namespace"), change)
             if written is None or not before:
@@ -291,19 +270,12 @@ class ScaleOutController:
     async def _condition(self, wl: Obj | None, status: str, reason: str, message: str) -> None:
         if wl is None:
             return
-        current = find_condition(_conditions(wl), CONDITION) or {}
-        if current.get("status") == status and current.get("message") == message:
-            return
         now = format_rfc3339(self.ctx.clock())
+        if _with_condition(copy.deepcopy(wl), status, reason, message, now) is None:
+            return
 
         def change(fresh: Obj) -> Obj | None:
-            cond = find_condition(_conditions(fresh), CONDITION) or {}
-            if cond.get("status") == status and cond.get("message") == message:
-                return None
-            conditions = _conditions(fresh)
-            set_condition(conditions, CONDITION, status, reason, message, now)
-            fresh.setdefault("status", {})["conditions"] = conditions
-            return fresh
+            return _with_condition(fresh, status, reason, message, now)
 
         meta = wl["metadata"]
         with contextlib.suppress(errors.NotFound):
@@ -319,19 +291,11 @@ class ScaleOutController:
         waiting = {
             key
             for key, wl in workloads.items()
-            if not (wl.get("status") or {}).get("admission") and not _finished(wl)
+            if not (wl.get("status") or {}).get("admission") and not finished(wl)
         }
         nodes = self._objects(kinds.NODE)
         for p, obj in groups:
-            members = provider.nodes_of(provider.to_node_group(obj), nodes)
-            view = [
-                GroupNode(
-                    n["metadata"]["name"],
-                    epoch_seconds(n["metadata"].get("creationTimestamp")) or 0.0,
-                    ((n["metadata"].get("annotations") or {}).get(RESERVED_FOR_ANNOTATION)) or None,
-                )
-                for n in members
-            ]
+            view = _group_nodes(provider.nodes_of(provider.to_node_group(obj), nodes))
             for name, key in sorted(plan_reservations(provider.recorded(obj), waiting, view).items()):
                 body = {"metadata": {"annotations": {RESERVED_FOR_ANNOTATION: key}}}
                 with contextlib.suppress(errors.NotFound):
@@ -358,67 +322,18 @@ class ScaleOutController:
                     wait = min(wait, r.released_at + delay - now)
             group = provider.to_node_group(obj)
             owners = [provider.read_requests(obj).get(r.workload, {}).get("owner") or {} for r in released]
-            idle = self._removable(group, provider.nodes_of(group, nodes), owners, workloads)
+            idle = removable(
+                group,
+                provider.nodes_of(group, nodes),
+                owners,
+                pods=self.informers[kinds.POD].cache.values(),
+                flavors=self.informers[kinds.RESOURCE_FLAVOR].cache.values(),
+                workloads=self.informers[kinds.WORKLOAD].cache.values(),
+                nodes=self.informers[kinds.NODE].cache.values(),
+            )
             for decision in plan_scale_in(records, {group.name: idle}, now, delay):
                 await self._give_back(p, obj, group, decision, records, workloads)
         return wait
-
-    def _removable(
-        self,
-        group: NodeGroup,
-        members: list[Obj],
-        owners: list[Mapping[str, Any]],
-        workloads: Mapping[str, Obj],
-    ) -> list[str]:
-        """The group's nodes, in removal order, that run no pod of another workload and hold no admission."""
-        released = {(str(o.get("namespace", "")), str(o.get("name", ""))) for o in owners if o}
-        busy: set[str] = set()
-        for pod in self.informers[kinds.POD].cache.values():
-            node = (pod.get("spec") or {}).get("nodeName")
-            if not node or (pod.get("status") or {}).get("phase") in ("Succeeded", "Failed"):
-                continue
-            meta = pod.get("metadata") or {}
-            labels = meta.get("labels") or {}
-            mine = [labels[k] for k in MANAGED_POD_LABELS[:2] if k in labels]
-            if any(k in labels for k in MANAGED_POD_LABELS) and not any(
-                (meta.get("namespace", ""), v) in released for v in mine
-            ):
-                busy.add(str(node))
-        # marked nodes beyond the replicas are already given back (the provider has yet to remove
-        # them); marked nodes within the replicas were marked by a pass that died before lowering them
-        surplus = max(0, len(members) - group.replicas)
-        going = {n["metadata"]["name"] for n in sorted(members, key=_removal_rank)[:surplus] if _marked(n)}
-        idle = [n for n in members if n["metadata"]["name"] not in busy | going]
-        idle.sort(key=lambda n: _removal_rank(n))
-        return self._keep_admitted_capacity(group, idle, going)
-
-    def _keep_admitted_capacity(self, group: NodeGroup, idle: list[Obj], going: set[str]) -> list[str]:
-        """Drop candidates whose removal would leave admitted workloads' flavors short of nodes."""
-        flavors = {
-            name: dict((obj.get("spec") or {}).get("nodeLabels") or {})
-            for (_, name), obj in self.informers[kinds.RESOURCE_FLAVOR].cache.items()
-        }
-        served = {f: labels for f, labels in flavors.items() if labels_satisfy(group.labels, labels)}
-        usage: dict[tuple[str, str], int] = {}
-        for obj in self.informers[kinds.WORKLOAD].cache.values():
-            admission = convert.admission_of(obj)
-            if admission is None or _finished(obj):
-                continue
-            for psa in admission.pod_set_assignments:
-                for resource, amount in psa.resource_usage.items():
-                    flavor = psa.flavors.get(resource)
-                    if flavor in served:
-                        usage[(flavor, resource)] = usage.get((flavor, resource), 0) + amount.milli
-        nodes = self.informers[kinds.NODE].cache.values()
-        chosen: list[str] = []
-        for candidate in idle:
-            name = candidate["metadata"]["name"]
-            if all(
-                _allocatable(nodes, served[f], r, going | set(chosen) | {name}) >= need
-                for (f, r), need in usage.items()
-            ):
-                chosen.append(name)
-        return chosen
 
     async def _give_back(
         self,
@@ -438,15 +353,8 @@ class ScaleOutController:
         before: list[int] = []
 
         def change(fresh: Obj) -> Obj | None:
-            requests = provider.read_requests(fresh)
-            kept = {
-                k: (dict(v, nodes=decision.remaining[k]) if k in decision.remaining else v)
-                for k, v in requests.items()
-                if k in decision.remaining or k not in considered
-            }
-            replicas = int((fresh.get("spec") or {}).get("replicas") or 0)
-            before[:] = [replicas]
-            return provider.with_requests(fresh, kept, replicas - count)
+            before[:] = [provider.replicas_of(fresh)]
+            return provider.give_back(fresh, decision.remaining, considered, count)
 
         written = await self.ctx.kube.update(p.kind, meta["name"], meta.get("namespace"), change)
         if written is None:
@@ -486,8 +394,27 @@ def _conditions(obj: Obj) -> list[Obj]:
     return list((obj.get("status") or {}).get("conditions") or [])
 
 
-def _finished(obj: Obj) -> bool:
-    return is_condition_true(_conditions(obj), "Finished")
+def _group_nodes(members: list[Obj]) -> list[GroupNode]:
+    """The group's nodes as the reservation plan sees them: name, creation time, reservation."""
+    return [
+        GroupNode(
+            n["metadata"]["name"],
+            epoch_seconds(n["metadata"].get("creationTimestamp")) or 0.0,
+            ((n["metadata"].get("annotations") or {}).get(RESERVED_FOR_ANNOTATION)) or None,
+        )
+        for n in members
+    ]
+
+
+def _with_condition(workload: Obj, status: str, reason: str, message: str, now: str) -> Obj | None:
+    """``workload`` with its ScaleOut condition set; None when it already says the same."""
+    current = find_condition(_conditions(workload), CONDITION) or {}
+    if current.get("status") == status and current.get("message") == message:
+        return None
+    conditions = _conditions(workload)
+    set_condition(conditions, CONDITION, status, reason, message, now)
+    workload.setdefault("status", {})["conditions"] = conditions
+    return workload
 
 
 def _owner(wl: Obj | None) -> dict[str, str]:
@@ -500,37 +427,3 @@ def _owner(wl: Obj | None) -> dict[str, str]:
             "namespace": meta.get("namespace", ""),
         }
     return {}
-
-
-def _ready(node: Obj) -> bool:
-    return is_condition_true(_conditions(node), "Ready")
-
-
-def _marked(node: Obj) -> bool:
-    annotations = (node.get("metadata") or {}).get("annotations") or {}
-    return any(a.endswith("/delete-machine") for a in annotations)
-
-
-def _removal_rank(node: Obj) -> tuple[int, int, str]:
-    """Nodes already marked first, then not-Ready ones, then newest names first (reverse order)."""
-    name = node["metadata"]["name"]
-    return (
-        0 if _marked(node) else 1,
-        1 if _ready(node) else 0,
-        "".join(chr(0x10FFFF - ord(c)) for c in name),
-    )
-
-
-def _allocatable(nodes: Any, labels: Mapping[str, str], resource: str, without: set[str]) -> int:
-    total = 0
-    for node in nodes:
-        meta = node.get("metadata") or {}
-        if meta.get("name") in without or not _ready(node):
-            continue
-        if not labels_satisfy(meta.get("labels") or {}, labels):
-            continue
-        value = ((node.get("status") or {}).get("allocatable") or {}).get(resource)
-        if value is not None:
-            with contextlib.suppress(ValueError):
-                total += milli_value(str(value))
-    return total

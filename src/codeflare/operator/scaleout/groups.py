@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -32,7 +32,7 @@ from codeflare.k8s.timestamps import epoch_seconds
 from codeflare.k8s.types import Obj
 from codeflare.kube import kinds
 from codeflare.kube.kinds import Kind
-from codeflare.scheduling.scaleout import NodeGroup, RecordedRequest
+from codeflare.scheduling.scaleout import NodeGroup, RecordedRequest, ScaleRequest
 
 log = logging.getLogger(__name__)
 
@@ -162,6 +162,43 @@ def with_requests(obj: Obj, requests: Mapping[str, Obj], replicas: int) -> Obj:
         annotations.pop(SCALE_OUT_REQUESTS_ANNOTATION, None)
     obj.setdefault("spec", {})["replicas"] = max(0, replicas)
     return obj
+
+
+def replicas_of(obj: Obj) -> int:
+    return int((obj.get("spec") or {}).get("replicas") or 0)
+
+
+def release(obj: Obj, workloads: Iterable[str], when: str) -> Obj | None:
+    """``obj`` with the requests of ``workloads`` marked released at ``when``; None if none changes."""
+    requests = read_requests(obj)
+    touched = [key for key in workloads if key in requests and not requests[key].get("releasedAt")]
+    for key in touched:
+        requests[key]["releasedAt"] = when
+    return with_requests(obj, requests, replicas_of(obj)) if touched else None
+
+
+def request_nodes(
+    obj: Obj, asks: Iterable[ScaleRequest], when: str, owners: Mapping[str, Mapping[str, str]]
+) -> Obj | None:
+    """``obj`` grown by the asks not yet recorded, each recorded with its owner; None if none is new."""
+    requests = read_requests(obj)
+    new = [r for r in asks if r.workload not in requests]
+    if not new:
+        return None
+    for r in new:
+        owner = dict(owners.get(r.workload, {}))
+        requests[r.workload] = {"nodes": r.nodes, "requestedAt": when, "owner": owner}
+    return with_requests(obj, requests, replicas_of(obj) + sum(r.nodes for r in new))
+
+
+def give_back(obj: Obj, remaining: Mapping[str, int], considered: set[str], removed: int) -> Obj:
+    """``obj`` after scale-in: ``removed`` fewer replicas; considered requests shrunk or dropped."""
+    kept = {
+        k: (dict(v, nodes=remaining[k]) if k in remaining else v)
+        for k, v in read_requests(obj).items()
+        if k in remaining or k not in considered
+    }
+    return with_requests(obj, kept, replicas_of(obj) - removed)
 
 
 def nodes_of(group: NodeGroup, nodes: Mapping[Any, Obj]) -> list[Obj]:

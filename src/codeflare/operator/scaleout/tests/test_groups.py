@@ -10,7 +10,10 @@ from codeflare.k8s.constants import SCALE_OUT_REQUESTS_ANNOTATION
 from codeflare.k8s.types import Obj
 from codeflare.kube import kinds
 from codeflare.operator.config import OperatorConfig
-from codeflare.operator.scaleout import controller, groups
+from codeflare.operator.scaleout import controller, groups, removal
+from codeflare.scheduling.scaleout import ScaleRequest
+
+T0, T1 = "2026-11-30T10:00:00Z", "2026-11-30T10:05:00Z"
 
 
 def machine_set(
@@ -70,6 +73,44 @@ def test_requests_and_replicas_are_written_together_and_read_back() -> None:
     assert record.released_at is not None and record.released_at - record.requested_at == 300
     cleared = groups.with_requests(written, {}, 1)
     assert SCALE_OUT_REQUESTS_ANNOTATION not in cleared["metadata"]["annotations"]
+
+
+def test_request_release_and_give_back_edit_requests_and_replicas_in_one_object() -> None:
+    obj = machine_set("gpu", "ns", {"t": "g"}, cpu=8, memory_mb=1024)
+    asks = [ScaleRequest("team/a", "ns/gpu", 2), ScaleRequest("team/b", "ns/gpu", 1)]
+    owners = {"team/a": {"kind": "RayCluster", "name": "a", "namespace": "team"}}
+    grown = groups.request_nodes(obj, asks, T0, owners)
+    assert grown is not None and groups.replicas_of(grown) == 3
+    assert groups.read_requests(grown)["team/a"] == {"nodes": 2, "requestedAt": T0, "owner": owners["team/a"]}
+    assert groups.request_nodes(grown, asks, T1, owners) is None  # recorded already: nothing to ask
+    released = groups.release(grown, ["team/a", "team/gone"], T1)
+    assert released is not None and groups.read_requests(released)["team/a"]["releasedAt"] == T1
+    assert groups.release(released, ["team/a"], T1) is None
+    after = groups.give_back(released, {"team/a": 1}, {"team/a"}, 1)
+    assert groups.replicas_of(after) == 2
+    assert {k: v["nodes"] for k, v in groups.read_requests(after).items()} == {"team/a": 1, "team/b": 1}
+    gone = groups.give_back(after, {}, {"team/a"}, 1)
+    assert list(groups.read_requests(gone)) == ["team/b"] and groups.replicas_of(gone) == 1
+
+
+def node(name: str, *, ready: bool = True, marked: bool = False) -> Obj:
+    annotations = {"machine.openshift.io/delete-machine": "true"} if marked else {}
+    return {"metadata": {"name": name, "labels": {"t": "g"}, "annotations": annotations},
+            "status": {"conditions": [{"type": "Ready", "status": "True" if ready else "False"}],
+                       "allocatable": {"cpu": "8"}}}
+
+
+def test_removal_order_and_busy_nodes() -> None:
+    group = groups.to_node_group(groups.with_requests(machine_set("gpu", "ns", {"t": "g"}, 8, 1024), {}, 3))
+    members = [node("n-1"), node("n-2", ready=False), node("n-3")]
+    busy_pod = {"metadata": {"namespace": "team", "labels": {"ray.io/cluster": "other"}},
+                "spec": {"nodeName": "n-3"}, "status": {"phase": "Running"}}
+    released_pod = {"metadata": {"namespace": "team", "labels": {"ray.io/cluster": "a"}},
+                    "spec": {"nodeName": "n-1"}, "status": {"phase": "Running"}}
+    chosen = removal.removable(group, members, [{"namespace": "team", "name": "a"}],
+                               pods=[busy_pod, released_pod], flavors=[], workloads=[], nodes=members)
+    assert chosen == ["n-2", "n-1"]  # not-Ready first; n-3 runs another workload's pod
+    assert removal.removal_rank(node("x", marked=True)) < removal.removal_rank(node("x", ready=False))
 
 
 class _Kube:
