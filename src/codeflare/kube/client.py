@@ -8,7 +8,8 @@ Retries follow those types: a temporary error is resent with exponential backoff
 :meth:`~codeflare.kube.errors.KubeError.retryable` allows it for the request (reads, applies,
 merge patches, replaces and deletes are idempotent; creates and JSON patches are resent only
 when the server cannot have acted), up to :class:`RetryPolicy` ``attempts``; permanent errors
-are raised at once; conflicts are retried by :meth:`AsyncKube.update` from a fresh read.
+are raised at once; conflicts are retried by :meth:`AsyncKube.update` from a fresh read
+(:mod:`codeflare.kube.retry` holds the policy).
 """
 
 from __future__ import annotations
@@ -20,13 +21,13 @@ import copy
 import logging
 import threading
 from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine, Mapping
-from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from codeflare.k8s.types import Obj
 from codeflare.kube import errors
 from codeflare.kube.config import Connection
 from codeflare.kube.kinds import Kind
+from codeflare.kube.retry import RetryPolicy, send_with_retries, transport_error
 
 log = logging.getLogger(__name__)
 
@@ -45,62 +46,6 @@ def _selector(selector: Mapping[str, str] | str | None) -> Any:
     if selector is None or isinstance(selector, str):
         return selector
     return dict(selector)
-
-
-@dataclass(frozen=True)
-class RetryPolicy:
-    """How often and how patiently a request is resent after a retryable temporary error."""
-
-    attempts: int = 4  # sends in all, the first included
-    base_delay: float = 0.2  # seconds before the first resend, doubling after each
-    max_delay: float = 5.0  # longest wait between two sends (also caps a server's Retry-After)
-
-    def delay(self, attempt: int, error: errors.KubeError) -> float:
-        """Seconds to wait after failed send number ``attempt`` (1-based)."""
-        hint = getattr(error, "retry_after", None)
-        if hint:
-            return min(float(hint), self.max_delay)
-        return min(self.base_delay * 2 ** (attempt - 1), self.max_delay)
-
-
-NO_RETRIES = RetryPolicy(attempts=1)
-
-
-async def send_with_retries(
-    send: Callable[[], Awaitable[T]],
-    policy: RetryPolicy,
-    *,
-    idempotent: bool,
-    what: str = "request",
-    sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
-) -> T:
-    """``await send()``, resending it after the errors that :class:`RetryPolicy` and the error allow."""
-    attempt = 1
-    while True:
-        try:
-            return await send()
-        except errors.KubeError as exc:
-            if attempt >= policy.attempts or not exc.temporary or not exc.retryable(idempotent):
-                raise
-            delay = policy.delay(attempt, exc)
-            log.debug("%s failed (%s, attempt %d); resending in %.2fs", what, exc, attempt, delay)
-            await sleep(delay)
-            attempt += 1
-
-
-def transport_error(
-    exc: BaseException, *, kind: str = "", name: str = "", namespace: str = ""
-) -> errors.KubeError:
-    """The :mod:`errors` type for a failure below HTTP (no answer from the server)."""
-    import httpx2
-
-    if isinstance(exc, TimeoutError | httpx2.TimeoutException) and not isinstance(exc, httpx2.ConnectTimeout):
-        message = f"no answer from the API server in time: {exc}"
-        return errors.TimedOut(message, kind=kind, name=name, namespace=namespace)
-    never_sent = isinstance(exc, ConnectionRefusedError | httpx2.ConnectError | httpx2.ConnectTimeout)
-    return errors.Unreachable(
-        f"cannot reach the API server: {exc}", sent=not never_sent, kind=kind, name=name, namespace=namespace
-    )
 
 
 class AsyncKube:

@@ -16,8 +16,9 @@ from typing import Any
 import pytest
 
 from codeflare.kube import errors, kinds
-from codeflare.kube.client import AsyncKube, RetryPolicy, send_with_retries, transport_error
+from codeflare.kube.client import AsyncKube
 from codeflare.kube.config import from_token
+from codeflare.kube.retry import RetryPolicy, send_with_retries, transport_error
 
 FAST = RetryPolicy(attempts=4, base_delay=0.001, max_delay=0.002)
 
