@@ -9,88 +9,41 @@ retries, resets and deletions happen within seconds.
 from __future__ import annotations
 
 import asyncio
-import threading
-import time
-import urllib.request
 import uuid
 from collections.abc import AsyncIterator, Callable, Iterator
 from typing import Any
 
 import pytest
 
-from codeflare.api.crds import load_crds
 from codeflare.kube import errors, kinds
-from codeflare.kube.client import AsyncKube, Kube
-from codeflare.kube.config import from_kubeconfig
-from codeflare.operator.config import OperatorConfig, config_map
-from codeflare.operator.main import run_operator
-from tests.support.apiserver import ServerProcess, free_port
+from codeflare.kube.client import AsyncKube
+from tests.operator.operator_metrics import OperatorMetricsReader
+from tests.support.apiserver import ServerProcess
 from tests.support.kubelet_sim import KubeletSim, Policy, keep_running, succeed
+from tests.support.operator_thread import ThreadedOperator
 
 Obj = dict[str, Any]
 LABEL = "workload.codeflare.dev/appwrapper"
 KNOB = "workload.codeflare.dev.appwrapper/"
-OPERATOR_NAMESPACE = "codeflare-system"
 FAST = {KNOB + "failureGracePeriod": "1s", KNOB + "retryPausePeriod": "1s"}
 
 
-class RunningOperator:
-    def __init__(self, server: ServerProcess) -> None:
-        self.connection = from_kubeconfig(server.kubeconfig)
-        self.metrics_port = free_port()
-        self.status: int | None = None
-        self.thread = threading.Thread(target=self._run, name="operator", daemon=True)
-
-    def _run(self) -> None:
-        self.status = asyncio.run(run_operator(self.connection, OPERATOR_NAMESPACE))
-
-    def wait_started(self, timeout: float = 30.0) -> None:
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            assert self.thread.is_alive(), f"operator exited with {self.status}"
-            try:
-                self.phase_count("Running")
-                return
-            except OSError:
-                time.sleep(0.1)
-        raise TimeoutError("the operator did not start")
-
-    def phase_count(self, phase: str) -> float:
-        url = f"http://127.0.0.1:{self.metrics_port}/metrics"
-        text = urllib.request.urlopen(url, timeout=5).read().decode()
-        for line in text.splitlines():
-            if line.startswith(f'appwrapper_phase_total{{phase="{phase}"}}'):
-                return float(line.split()[-1])
-        return 0.0
+@pytest.fixture(scope="module")
+def operator(apiserver: ServerProcess) -> Iterator[ThreadedOperator]:
+    running = ThreadedOperator(apiserver, {"queueing": {"enabled": False}}).start()
+    try:
+        yield running
+    finally:
+        running.stop()
 
 
 @pytest.fixture(scope="module")
-def operator(apiserver: ServerProcess) -> Iterator[RunningOperator]:
-    running = RunningOperator(apiserver)
-    with Kube(running.connection) as kube:
-        for crd in load_crds():
-            kube.apply(kinds.CRD, crd)
-        if kube.find(kinds.NAMESPACE, OPERATOR_NAMESPACE) is None:
-            kube.create(kinds.NAMESPACE, {"metadata": {"name": OPERATOR_NAMESPACE}})
-        config = OperatorConfig.from_dict({
-            "queueing": {"enabled": False},
-            "instascale": {"enabled": False},
-            "metrics": {"bindAddress": f"127.0.0.1:{running.metrics_port}"},
-            "health": {"bindAddress": "0"},
-        })
-        kube.create(kinds.CONFIGMAP, config_map(OPERATOR_NAMESPACE, config), OPERATOR_NAMESPACE)
-        running.thread.start()
-        running.wait_started()
-        try:
-            yield running
-        finally:
-            # A deleted configuration makes the operator stop cleanly (it would restart to reload).
-            kube.delete(kinds.CONFIGMAP, "codeflare-operator-config", OPERATOR_NAMESPACE)
-            running.thread.join(30)
+def metrics(operator: ThreadedOperator) -> OperatorMetricsReader:
+    return OperatorMetricsReader(operator.metrics_port)
 
 
 @pytest.fixture
-async def kube(operator: RunningOperator) -> AsyncIterator[AsyncKube]:
+async def kube(operator: ThreadedOperator) -> AsyncIterator[AsyncKube]:
     async with AsyncKube(operator.connection) as client:
         yield client
 
@@ -211,9 +164,9 @@ async def event_reasons(kube: AsyncKube, namespace: str, name: str) -> list[str]
 # -- tests --------------------------------------------------------------------------------------
 
 async def test_success_creates_labelled_owned_components_and_expires_after_success_ttl(
-        kube: AsyncKube, namespace: str, sims: SimRunner, operator: RunningOperator) -> None:
+        kube: AsyncKube, namespace: str, sims: SimRunner, metrics: OperatorMetricsReader) -> None:
     sims.start(namespace, succeed)
-    succeeded_before = operator.phase_count("Succeeded")
+    succeeded_before = metrics.value("appwrapper_phase_total", phase="Succeeded")
     infos = [{"labels": {"team": "a"}, "nodeSelector": {"pool": "gpu"},
               "tolerations": [{"key": "gpu", "operator": "Exists", "effect": "NoSchedule"}]}]
     created = await kube.create(kinds.APPWRAPPER, appwrapper(
@@ -238,7 +191,7 @@ async def test_success_creates_labelled_owned_components_and_expires_after_succe
     assert condition(aw, "QuotaReserved")["status"] == "False"
     assert aw["status"].get("resettingCount", 0) == 0
     assert "workload.codeflare.dev/finalizer" in aw["metadata"]["finalizers"]
-    assert operator.phase_count("Succeeded") == succeeded_before + 1
+    assert metrics.value("appwrapper_phase_total", phase="Succeeded") == succeeded_before + 1
     assert {"Resuming", "Running", "Succeeded"} <= set(await event_reasons(kube, namespace, "ok"))
 
     await wait_for("AppWrapper deleted after successTTL",
@@ -267,9 +220,9 @@ async def test_failed_pod_is_retried_after_a_reset(kube: AsyncKube, namespace: s
 
 
 async def test_retry_limit_exhausted_fails_and_deletes_components(
-        kube: AsyncKube, namespace: str, sims: SimRunner, operator: RunningOperator) -> None:
+        kube: AsyncKube, namespace: str, sims: SimRunner, metrics: OperatorMetricsReader) -> None:
     sims.start(namespace, lambda pod: 3)
-    failed_before = operator.phase_count("Failed")
+    failed_before = metrics.value("appwrapper_phase_total", phase="Failed")
     await kube.create(kinds.APPWRAPPER, appwrapper("doomed", namespace, job("doomed-job"),
                                                    annotations={**FAST, KNOB + "retryLimit": "1"}))
 
@@ -283,7 +236,7 @@ async def test_retry_limit_exhausted_fails_and_deletes_components(
     aw = await wait_for("cleanup recorded", lambda: _condition_is(kube, namespace, "doomed",
                                                                    "DeletingResources", "False"))
     assert aw["status"]["phase"] == "Failed"
-    assert operator.phase_count("Failed") == failed_before + 1
+    assert metrics.value("appwrapper_phase_total", phase="Failed") == failed_before + 1
 
 
 async def test_terminal_exit_code_fails_without_retry(
@@ -322,12 +275,15 @@ async def test_suspend_while_running_deletes_components_and_resume_recreates_the
 
 
 async def test_created_suspended_waits_then_runs_when_unsuspended(
-        kube: AsyncKube, namespace: str, sims: SimRunner) -> None:
+        kube: AsyncKube, namespace: str, sims: SimRunner, metrics: OperatorMetricsReader) -> None:
     sims.start(namespace)
     await kube.create(kinds.APPWRAPPER,
                       appwrapper("queued", namespace, deployment("queued-web", 1), suspend=True))
     await wait_phase(kube, namespace, "queued", "Suspended")
-    await asyncio.sleep(0.5)
+    # a change it must look at: once that pass is done, still nothing deployed
+    before = await asyncio.to_thread(metrics.count, "appwrapper")
+    await kube.patch(kinds.APPWRAPPER, "queued", {"metadata": {"labels": {"looked-at": "yes"}}}, namespace)
+    await asyncio.to_thread(metrics.wait_passes, "appwrapper", 1, before)
     assert await kube.find(kinds.DEPLOYMENT, "queued-web", namespace) is None
 
     await kube.patch(kinds.APPWRAPPER, "queued", {"spec": {"suspend": False}}, namespace)
@@ -336,7 +292,7 @@ async def test_created_suspended_waits_then_runs_when_unsuspended(
 
 
 async def test_deletion_waits_for_components_to_be_gone(
-        kube: AsyncKube, namespace: str, sims: SimRunner) -> None:
+        kube: AsyncKube, namespace: str, sims: SimRunner, metrics: OperatorMetricsReader) -> None:
     sims.start(namespace)
     await kube.create(kinds.APPWRAPPER, appwrapper(
         "held", namespace, deployment("held-web", 1, finalizers=["test.codeflare.dev/hold"])))
@@ -345,7 +301,7 @@ async def test_deletion_waits_for_components_to_be_gone(
     await kube.delete(kinds.APPWRAPPER, "held", namespace)
     aw = await wait_phase(kube, namespace, "held", "Terminating")
     assert condition(aw, "DeletingResources")["status"] == "True"
-    await asyncio.sleep(1.0)
+    await asyncio.to_thread(metrics.wait_passes, "appwrapper")  # it looks again at least every second
     assert await kube.find(kinds.APPWRAPPER, "held", namespace) is not None  # held by its finalizer
     web = await kube.get(kinds.DEPLOYMENT, "held-web", namespace)
     assert web["metadata"].get("deletionTimestamp")

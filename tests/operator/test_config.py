@@ -9,7 +9,6 @@ objects alone.
 from __future__ import annotations
 
 import socket
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -21,6 +20,7 @@ from codeflare.kube import config, kinds
 from codeflare.kube.client import Kube
 from codeflare.operator.config import CONFIG_KEY, CONFIGMAP_NAME, OperatorConfig
 from codeflare.operator.main import EXIT_CONFIG
+from tests.operator.operator_metrics import OperatorMetricsReader
 from tests.support.apiserver import ServerProcess, free_port
 from tests.support.control_plane import (
     OPERATOR_NAMESPACE,
@@ -188,7 +188,8 @@ def test_malformed_documents_are_reported(
 def test_changed_config_map_restarts_the_operator_with_the_new_values(
     kube: Kube, operator: OperatorProcess
 ) -> None:
-    write_operator_config(kube, quiet_config())
+    metrics = OperatorMetricsReader()
+    write_operator_config(kube, quiet_config(metrics=metrics.bind))
     operator.start()
     pid = operator.proc.pid if operator.proc else None
     kube.create(kinds.RAYCLUSTER, raycluster("before"))
@@ -196,16 +197,21 @@ def test_changed_config_map_restarts_the_operator_with_the_new_values(
     # appwrapper.enabled is false in quiet_config: an AppWrapper is left exactly as written
     untouched = kube.create(kinds.APPWRAPPER, appwrapper("plain"))
 
-    write_operator_config(kube, quiet_config(queueing={"enabled": False}))
+    write_operator_config(kube, quiet_config(queueing={"enabled": False}, metrics=metrics.bind))
     wait_for(lambda: "queueing disabled" in operator.log(), timeout=30, what="restart with queueing off")
     assert "changed; restarting to apply it" in operator.log()
     assert operator.running and operator.proc is not None and operator.proc.pid == pid  # exec'd in place
-    kube.create(kinds.RAYCLUSTER, raycluster("during"))
-    time.sleep(3)
+    during = kube.create(kinds.RAYCLUSTER, raycluster("during"))
+    # the restarted operator has seen "during" (the RayCluster controller acted on it) ...
+    metrics.wait_caught_up("raycluster", kinds.RAYCLUSTER, during)
+    # ... and, queueing off, ran no scheduling cycle and made no Workload for it
+    assert metrics.value("codeflare_scheduling_cycles_total") == 0
+    assert metrics.passes("queueing") == 0
     assert workloads_of(kube, "during") == []
     assert kube.get(kinds.RAYCLUSTER, "during", NS)["spec"]["suspend"] is True
 
-    write_operator_config(kube, quiet_config(queueing={"enabled": True, "backoffTime": "2s"}))
+    queueing_back_on = {"enabled": True, "backoffTime": "2s"}
+    write_operator_config(kube, quiet_config(queueing=queueing_back_on, metrics=metrics.bind))
     wait_for(lambda: workloads_of(kube, "during"), timeout=30, what="Workload once queueing is back on")
     assert operator.log().count("changed; restarting to apply it") == 2
     assert len(workloads_of(kube, "before")) == 1
@@ -217,16 +223,16 @@ def test_changed_config_map_restarts_the_operator_with_the_new_values(
 
 
 def test_disabled_queueing_creates_no_workloads(kube: Kube, operator: OperatorProcess) -> None:
-    health_port = free_port()
-    write_operator_config(
-        kube, quiet_config(queueing={"enabled": False}, health={"bindAddress": f"127.0.0.1:{health_port}"})
-    )
+    metrics = OperatorMetricsReader()
+    write_operator_config(kube, quiet_config(queueing={"enabled": False}, metrics=metrics.bind))
     created = kube.create(kinds.RAYCLUSTER, raycluster("queued"))
     wrapped = kube.create(kinds.APPWRAPPER, appwrapper("wrapped"))
     operator.start()
-    wait_for(lambda: listening(health_port), what="operator up")
-    kube.create(kinds.RAYCLUSTER, raycluster("later"))
-    time.sleep(3)
+    later = kube.create(kinds.RAYCLUSTER, raycluster("later"))
+    # the operator has acted on both clusters (their RayCluster controller pass is done)
+    metrics.wait_caught_up("raycluster", kinds.RAYCLUSTER, later)
+    assert metrics.value("codeflare_scheduling_cycles_total") == 0
+    assert metrics.passes("queueing") == 0
 
     assert kube.list(kinds.WORKLOAD, NS) == []
     for name, before in (("queued", created), ("later", None)):

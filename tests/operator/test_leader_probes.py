@@ -81,9 +81,15 @@ class Candidate:
         return http_get(self.health, "/readyz")
 
     def admissions(self) -> float:
+        return self._metric("codeflare_admission_latency_seconds_count")
+
+    def scheduling_cycles(self) -> float:
+        return self._metric("codeflare_scheduling_cycles_total")
+
+    def _metric(self, name: str) -> float:
         status, text = http_get(self.metrics, "/metrics")
         assert status == 200, text
-        return metric_value(text, "codeflare_admission_latency_seconds_count")
+        return metric_value(text, name)
 
 
 def _admitted(kube: Kube, job: dict[str, Any]) -> bool:
@@ -113,14 +119,17 @@ def test_one_leader_acts_and_the_standby_takes_over_when_it_dies(
         transitions = (kube.get(kinds.LEASE, "codeflare-operator", OPERATOR_NAMESPACE)["spec"]).get(
             "leaseTransitions"
         )
-        for _ in range(4):  # across several renewals the Lease stays with op-a
-            assert lease_holder(kube) == "op-a"
-            time.sleep(0.5)
-        assert (
-            kube.get(kinds.LEASE, "codeflare-operator", OPERATOR_NAMESPACE)["spec"].get("leaseTransitions")
-            == transitions
-        )
+        renewals: set[str] = set()
+
+        def renewed_by_op_a() -> bool:  # across several renewals the Lease stays with op-a
+            spec = kube.get(kinds.LEASE, "codeflare-operator", OPERATOR_NAMESPACE)["spec"]
+            assert spec["holderIdentity"] == "op-a" and spec.get("leaseTransitions") == transitions, spec
+            renewals.add(spec["renewTime"])
+            return len(renewals) >= 3
+
+        wait_for(renewed_by_op_a, timeout=15, what="three renewals of the Lease by op-a")
         assert second.admissions() == 0
+        assert second.scheduling_cycles() == 0  # the standby's controllers never ran
         assert "created Workload" not in second.process.log() and "admitted" not in second.process.log()
         assert second.ready()[0] == 503
 
@@ -153,7 +162,9 @@ def test_probes_and_metrics(fresh_apiserver: ServerProcess, kube: Kube, tmp_path
     operator = OperatorProcess(fresh_apiserver.kubeconfig, tmp_path / "operator.log").start()
     try:
         wait_for(lambda: http_get(health, "/healthz")[0] == 200, what="liveness")
-        time.sleep(1.5)
+        # its informers have tried to list the missing kinds and failed: it is not ready
+        log = operator.log
+        wait_for(lambda: "informer: " in log() and "retrying" in log(), what="a failed list of a kind")
         status, body = http_get(health, "/readyz")
         assert status == 503 and "queueing" in body, body
 

@@ -6,6 +6,8 @@ waiting or in progress, or a test that waits on it would assert "nothing happene
 
 from __future__ import annotations
 
+from types import SimpleNamespace
+
 from codeflare.operator.metrics import OperatorMetrics, WatchProgress
 
 
@@ -48,9 +50,13 @@ def test_a_failed_pass_leaves_its_changes_waiting_and_changes_needing_no_work_co
 def test_the_counters_and_the_progress_are_served_as_prometheus_text() -> None:
     metrics = OperatorMetrics()
     metrics.reconciled("raycluster")
+    queue = SimpleNamespace(reconciles=2)
+    metrics.count_reconciles("appwrapper", queue)
+    queue.reconciles = 3  # read when scraped
     metrics.scheduling_cycles.inc()
     metrics.watch_progress("scheduler").seen("Workload", changed(12))
     text = metrics.render().decode()
     assert 'codeflare_reconcile_total{controller="raycluster"} 1.0' in text
+    assert 'codeflare_reconcile_total{controller="appwrapper"} 3.0' in text
     assert "codeflare_scheduling_cycles_total 1.0" in text
     assert 'codeflare_caught_up_resource_version{controller="scheduler",kind="Workload"} 12.0' in text

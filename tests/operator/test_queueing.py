@@ -14,8 +14,10 @@ from typing import Any
 
 import pytest
 
+from codeflare.k8s.timestamps import parse_rfc3339
 from codeflare.kube import config, kinds
 from codeflare.kube.client import Kube
+from tests.operator.operator_metrics import OperatorMetricsReader
 from tests.support.apiserver import ServerProcess
 from tests.support.control_plane import (
     OperatorProcess,
@@ -28,6 +30,7 @@ from tests.support.control_plane import (
 from tests.support.quota_watch import QuotaWatcher
 
 QUEUE = "kueue.x-k8s.io/queue-name"
+TIMEOUT_S = 2  # waitForPodsReady timeout of the pods-ready test
 
 
 def raycluster(name: str, namespace: str, head_cpu: str, worker_cpu: str, workers: int = 1) -> dict[str, Any]:
@@ -203,14 +206,72 @@ def test_priority_comes_from_the_workload_priority_class_or_the_pod_priority_cla
     assert operator.running, operator.log()[-3000:]
 
 
+def test_a_rayjob_is_charged_for_its_submitter_pod_set(control_plane: tuple[Kube, OperatorProcess]) -> None:
+    """K8sJobMode (the default): the Workload has Kueue's "submitter" pod set, so its quota is charged."""
+    kube, operator = control_plane
+    kube.create(kinds.RESOURCE_FLAVOR, {"metadata": {"name": "default"}, "spec": {}})
+    quotas = [{"name": "cpu", "nominalQuota": "4"}, {"name": "memory", "nominalQuota": "8Gi"}]
+    group = {"coveredResources": ["cpu", "memory"], "flavors": [{"name": "default", "resources": quotas}]}
+    kube.create(
+        kinds.CLUSTER_QUEUE,
+        {"metadata": {"name": "jobs"}, "spec": {"namespaceSelector": {}, "resourceGroups": [group]}},
+    )
+    ensure_namespace(kube, "team-j")
+    kube.create(
+        kinds.LOCAL_QUEUE,
+        {"metadata": {"name": "queue", "namespace": "team-j"}, "spec": {"clusterQueue": "jobs"}},
+    )
+    cluster_spec = raycluster("unused", "team-j", "1", "1")["spec"]
+    del cluster_spec["suspend"]
+    job = {
+        "metadata": {"name": "pi", "namespace": "team-j", "labels": {QUEUE: "queue"}},
+        "spec": {"entrypoint": "python pi.py", "suspend": True, "rayClusterSpec": cluster_spec},
+    }
+    created = kube.create(kinds.RAYJOB, job)
+    assert created["spec"]["submissionMode"] == "K8sJobMode"  # the CRD's default
+
+    wait_for(lambda: _admitted_in(kube, "team-j", "pi") == "jobs", what="RayJob admitted")
+    workload = _workload(kube, "team-j", "pi") or {}
+    submitter = workload["spec"]["podSets"][-1]
+    assert (submitter["name"], submitter["count"]) == ("submitter", 1)
+    assert submitter["template"]["spec"]["containers"][0]["resources"]["requests"] == {
+        "cpu": "500m",
+        "memory": "200Mi",
+    }
+    assignment = workload["status"]["admission"]["podSetAssignments"][-1]
+    assert (assignment["name"], assignment["resourceUsage"]) == (
+        "submitter",
+        {"cpu": "500m", "memory": "200Mi"},
+    )
+
+    def usage() -> dict[str, str] | None:
+        flavors = kube.get(kinds.CLUSTER_QUEUE, "jobs").get("status", {}).get("flavorsUsage") or []
+        totals = {r["name"]: r["total"] for f in flavors for r in f["resources"]}
+        return totals if totals.get("cpu") not in (None, "0") else None
+
+    # head 1 + worker 1 + the submitter's 500m; the submitter's 200Mi is the only memory asked for
+    assert wait_for(usage, what="ClusterQueue usage") == {"cpu": "2500m", "memory": "200Mi"}
+    wait_for(
+        lambda: kube.get(kinds.RAYJOB, "pi", "team-j")["spec"]["suspend"] is False, what="RayJob unsuspended"
+    )
+    assert operator.running, operator.log()[-3000:]
+
+
 def test_wait_for_pods_ready_evicts_a_workload_whose_pods_never_come_up(
     fresh_apiserver: ServerProcess, tmp_path: Any
 ) -> None:
+    metrics = OperatorMetricsReader()
     kube = Kube(config.from_kubeconfig(fresh_apiserver.kubeconfig))
     install_crds(kube)
     write_operator_config(
         kube,
-        quiet_config(queueing={"waitForPodsReady": {"enabled": True, "timeout": "2s"}, "backoffTime": "30s"}),
+        quiet_config(
+            queueing={
+                "waitForPodsReady": {"enabled": True, "timeout": f"{TIMEOUT_S}s"},
+                "backoffTime": "30s",
+            },
+            metrics=metrics.bind,
+        ),
     )
     operator = OperatorProcess(fresh_apiserver.kubeconfig, tmp_path / "operator.log").start()
     try:
@@ -251,7 +312,15 @@ def test_wait_for_pods_ready_evicts_a_workload_whose_pods_never_come_up(
             )
 
         wait_for(pods_ready, what="PodsReady=True")
-        time.sleep(3)
+        # past the timeout since its admission, a complete waitForPodsReady check has left it admitted
+        reserved = next(
+            c
+            for c in (_workload(kube, "team-a", "healthy") or {})["status"]["conditions"]
+            if c["type"] == "QuotaReserved"
+        )
+        deadline = parse_rfc3339(reserved["lastTransitionTime"]).timestamp() + TIMEOUT_S
+        wait_for(lambda: time.time() > deadline, timeout=10, what="the pods-ready timeout to pass")
+        metrics.wait_passes("pods-ready")
         assert _admitted_in(kube, "team-a", "healthy") == "team-a"
         assert operator.running, operator.log()[-3000:]
     finally:

@@ -5,13 +5,14 @@ into Ready Nodes after a delay. Workloads pending on node capacity make the oper
 matching group; the queueing controller (capacityCheck on) admits them once the nodes are Ready;
 the group shrinks back after the workload is gone. The cap on added nodes holds across workloads,
 a SIGKILLed operator does not scale out twice, busy nodes are never removed, and with
-``instascale.enabled: false`` no group is ever written.
+``instascale.enabled: false`` no group is ever written. Each "still not admitted" is asserted once
+the scheduler has completed a cycle over the newest Nodes, each "the group stays" once the
+scale-out controller has made two more passes (see :mod:`tests.operator.operator_metrics`).
 """
 
 from __future__ import annotations
 
 import json
-import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -21,6 +22,7 @@ import pytest
 
 from codeflare.kube import config, kinds
 from codeflare.kube.client import Kube
+from tests.operator.operator_metrics import OperatorMetricsReader
 from tests.support.apiserver import ServerProcess
 from tests.support.control_plane import (
     OperatorProcess,
@@ -43,9 +45,17 @@ class Stack:
     kube: Kube
     sim: MachineSim
     operator: OperatorProcess
+    metrics: OperatorMetricsReader
 
     def restart_operator(self) -> None:
         self.operator = OperatorProcess(self.operator.kubeconfig, self.operator.log_path).start()
+
+    def wait_scheduled_over_nodes(self) -> None:
+        """Until a scheduling cycle has run over every Node as it is now (capacityCheck is on)."""
+        nodes = self.kube.list(kinds.NODE)
+        if nodes:
+            newest = max(nodes, key=lambda n: int(n["metadata"]["resourceVersion"]))
+            self.metrics.wait_caught_up("scheduler", kinds.NODE, newest)
 
 
 def raycluster(name: str, workers: int) -> Obj:
@@ -105,16 +115,18 @@ def _setup(server: ServerProcess, tmp_path: Path, *, enabled: bool, delay: float
         kinds.MACHINE_SET,
         machine_set("gpu-ms", MACHINES, {"node-type": "gpu"}, cpu=8, memory_mb=32768, gpu=1),
     )
+    metrics = OperatorMetricsReader()
     write_operator_config(
         kube,
         quiet_config(
             queueing={"capacityCheck": True},
             instascale={"enabled": enabled, "maxScaleoutAllowed": 2, "scaleInDelay": "1s"},
+            metrics=metrics.bind,
         ),
     )
     machines = MachineSim(kube, delay=delay, **sim).start()
     operator = OperatorProcess(server.kubeconfig, tmp_path / "operator.log").start()
-    return Stack(kube, machines, operator)
+    return Stack(kube, machines, operator, metrics)
 
 
 @pytest.fixture
@@ -240,7 +252,7 @@ def test_cap_holds_across_workloads_and_the_second_waits_with_the_reason(stack_f
 
     wait_for(lambda: "maxScaleoutAllowed (2)" in reason(kube, "second"), 30, what="second told about the cap")
     wait_for(lambda: admitted(kube, "first"), 30, what="first admitted")
-    time.sleep(1.5)
+    stack.wait_scheduled_over_nodes()
     assert not admitted(kube, "second")
     assert "maxScaleoutAllowed (2)" in reason(kube, "second")
     assert sim.max_replicas(kinds.MACHINE_SET, MACHINES, "gpu-ms") == 2
@@ -262,7 +274,7 @@ def test_nodes_brought_up_for_a_workload_are_not_taken_by_a_smaller_one(stack_fa
     node = sim.nodes(kinds.MACHINE_SET, MACHINES, "gpu-ms")[0]
     wait_for(lambda: reserved_for(kube, node) == first, 10, what="the node reserved for the first workload")
     wait_for(lambda: node_ready(kube, node), 10, what="the first new node Ready")
-    time.sleep(1.0)  # a capacity check would have admitted the second on it by now
+    stack.wait_scheduled_over_nodes()  # a capacity check would have admitted the second on it by now
     assert not admitted(kube, "second")
     assert len(sim.nodes(kinds.MACHINE_SET, MACHINES, "gpu-ms")) == 1
 
@@ -272,7 +284,7 @@ def test_nodes_brought_up_for_a_workload_are_not_taken_by_a_smaller_one(stack_fa
         10,
         what="reservations lifted after the admission",
     )
-    time.sleep(1.0)
+    stack.wait_scheduled_over_nodes()
     assert not admitted(kube, "second")  # the first holds both GPUs
     assert "insufficient" in reason(kube, "second")
 
@@ -287,7 +299,7 @@ def test_sigkill_between_patch_and_admission_does_not_scale_out_twice(stack_fact
     stack.restart_operator()
 
     wait_for(lambda: admitted(kube, "train"), 40, what="admission after the restart")
-    time.sleep(1.0)
+    stack.metrics.wait_passes("scaleout")  # a pass that started after the admission asked for nothing
     assert sim.max_replicas(kinds.MACHINE_SET, MACHINES, "gpu-ms") == 2
     assert replicas(kube, kinds.MACHINE_SET, "gpu-ms") == 2
     (entry,) = requests_on(kube, kinds.MACHINE_SET, "gpu-ms").values()
@@ -309,7 +321,7 @@ def test_nodes_running_other_workloads_pods_are_never_removed(stack_factory: Any
 
     kube.delete(kinds.RAYCLUSTER, "train", NS)
     wait_for(lambda: replicas(kube, kinds.MACHINE_SET, "gpu-ms") == 1, 30, what="partial scale-in")
-    time.sleep(2.0)  # well past scaleInDelay: the busy node stays
+    stack.metrics.wait_passes("scaleout")  # scaleInDelay is past for both nodes: the busy one stays
     assert replicas(kube, kinds.MACHINE_SET, "gpu-ms") == 1
     assert sim.nodes(kinds.MACHINE_SET, MACHINES, "gpu-ms") == [busy]
     assert busy not in sim.removed
@@ -330,7 +342,8 @@ def test_disabled_never_patches_a_node_group(stack_factory: Any) -> None:
     wait_for(
         lambda: reason(kube, "train").startswith("insufficient node capacity"), 30, what="capacity reason"
     )
-    time.sleep(3.0)
+    stack.metrics.wait_caught_up("scheduler", kinds.WORKLOAD, workload(kube, "train") or {})
+    assert stack.metrics.passes("scaleout") == 0  # no scale-out controller runs at all
     after = {
         n: kube.get(kinds.MACHINE_SET, n, MACHINES)["metadata"]["resourceVersion"]
         for n in ("cpu-ms", "gpu-ms")

@@ -1,7 +1,9 @@
 """The operator run in a thread of the test process, against a test API server, until stopped.
 
 Start it with a configuration (stored in the ConfigMap first); :meth:`stop` deletes the ConfigMap,
-which makes the operator return cleanly. Readiness is read from its real ``/readyz`` endpoint.
+which makes the operator return cleanly. Readiness is read from its real ``/readyz`` endpoint; its
+``/metrics`` listen on :attr:`ThreadedOperator.metrics_port` (tests read them to show that nothing
+happened, see ``tests/operator/operator_metrics.py``).
 """
 
 from __future__ import annotations
@@ -26,8 +28,9 @@ class ThreadedOperator:
     def __init__(self, server: ServerProcess, config: dict[str, Any]) -> None:
         self.connection = from_kubeconfig(server.kubeconfig)
         self.health_port = free_port()
+        self.metrics_port = free_port()
         document = {
-            "metrics": {"bindAddress": "0"},
+            "metrics": {"bindAddress": f"127.0.0.1:{self.metrics_port}"},
             "health": {"bindAddress": f"127.0.0.1:{self.health_port}"},
             "instascale": {"enabled": False},
             **config,

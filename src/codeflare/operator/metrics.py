@@ -10,11 +10,17 @@ prove that *nothing happened* without sleeping: ``codeflare_reconcile_total{cont
 from __future__ import annotations
 
 from collections.abc import Hashable, Iterator
-from typing import Any
+from typing import Any, Protocol
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
-from prometheus_client.core import GaugeMetricFamily
+from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
 from prometheus_client.registry import Collector
+
+
+class CountsReconciles(Protocol):
+    """A work queue that counts its completed reconciles (:class:`codeflare.k8s.workqueue.ReconcileQueue`)."""
+
+    reconciles: int
 
 
 class WatchProgress:
@@ -86,6 +92,27 @@ class _ProgressCollector(Collector):
         yield family
 
 
+class _ReconcileCollector(Collector):
+    """``codeflare_reconcile_total``: passes counted here, plus those each registered queue counted."""
+
+    def __init__(self) -> None:
+        self.counts: dict[str, int] = {}
+        self.queues: dict[str, CountsReconciles] = {}
+
+    def collect(self) -> Iterator[CounterMetricFamily]:
+        family = CounterMetricFamily(
+            "codeflare_reconcile",
+            "Reconcile passes completed (successfully or not), by controller.",
+            labels=["controller"],
+        )
+        totals = dict(self.counts)
+        for controller, queue in self.queues.items():
+            totals[controller] = totals.get(controller, 0) + queue.reconciles
+        for controller, total in sorted(totals.items()):
+            family.add_metric([controller], total)
+        yield family
+
+
 class OperatorMetrics:
     """All metrics of one operator instance."""
 
@@ -121,23 +148,23 @@ class OperatorMetrics:
             ["reason"],
             registry=self.registry,
         )
-        self.reconciles = Counter(
-            "codeflare_reconcile",
-            "Reconcile passes completed (successfully or not), by controller.",
-            ["controller"],
-            registry=self.registry,
-        )
         self.scheduling_cycles = Counter(
             "codeflare_scheduling_cycles",
             "Scheduling cycles completed, their decisions written.",
             registry=self.registry,
         )
         self._progress = _ProgressCollector()
+        self._reconciles = _ReconcileCollector()
         self.registry.register(self._progress)
+        self.registry.register(self._reconciles)
 
     def reconciled(self, controller: str) -> None:
         """Count one completed reconcile pass of ``controller``."""
-        self.reconciles.labels(controller=controller).inc()
+        self._reconciles.counts[controller] = self._reconciles.counts.get(controller, 0) + 1
+
+    def count_reconciles(self, controller: str, queue: CountsReconciles) -> None:
+        """Report the reconciles ``queue`` completes as ``controller``'s."""
+        self._reconciles.queues[controller] = queue
 
     def watch_progress(self, controller: str) -> WatchProgress:
         """The :class:`WatchProgress` of ``controller`` (one per name, created on first use)."""

@@ -155,6 +155,7 @@ class RayClusterController:
         self.queue: ReconcileQueue[Key] = ReconcileQueue(
             self._reconcile_key, expected_errors=(errors.KubeError,), name="raycluster reconcile"
         )
+        ctx.metrics.count_reconciles(CONTROLLER, self.queue)
         self.informer = ctx.informers.subscribe(kinds.RAYCLUSTER, self._on_raycluster)
 
     def _on_raycluster(self, event: str, obj: Obj, old: Obj | None) -> None:
@@ -182,7 +183,6 @@ class RayClusterController:
             done = True
         finally:
             self.progress.finish(key, done)
-            self.ctx.metrics.reconciled(CONTROLLER)
         return None
 
 
