@@ -34,9 +34,8 @@ from codeflare.scheduling import (
 )
 
 
-def timestamp(text: str | None) -> float:
-    """Seconds since the epoch of an RFC 3339 timestamp, 0 when absent or malformed (as the engine
-    counts a missing time)."""
+def _seconds(text: str | None) -> float:
+    """Epoch seconds of a timestamp field; 0 when absent or malformed (the engine's "no time")."""
     return epoch_seconds(text) or 0.0
 
 
@@ -122,7 +121,7 @@ def admission_of(obj: Obj) -> Admission | None:
     if not adm:
         return None
     reserved = find_condition(conditions_of(obj), "QuotaReserved")
-    admitted_at = timestamp((reserved or {}).get("lastTransitionTime"))
+    admitted_at = _seconds((reserved or {}).get("lastTransitionTime"))
     return Admission(
         str(adm.get("clusterQueue", "")),
         tuple(
@@ -158,7 +157,7 @@ def workload(obj: Obj, priorities: dict[str, int] | None = None) -> Workload:
         queue_name=str(spec.get("queueName", "")),
         pod_sets=tuple(pod_sets),
         priority=int(priority or 0),
-        creation_time=timestamp(meta.get("creationTimestamp")),
+        creation_time=_seconds(meta.get("creationTimestamp")),
         active=spec.get("active", True) is not False,
         admission=admission_of(obj),
     )

@@ -28,7 +28,6 @@ from codeflare.k8s.types import Obj
 from codeflare.kube import kinds
 from codeflare.kube.kinds import Kind
 
-QUEUE_LABEL = QUEUE_NAME_LABEL  # for importers not yet on codeflare.k8s.constants
 QUEUED_KINDS: tuple[Kind, ...] = (kinds.RAYCLUSTER, kinds.RAYJOB, kinds.APPWRAPPER)
 # A RayJob in K8sJobMode (KubeRay's default) runs ``ray job submit`` in a Job of its own, which
 # Kueue admits as one more pod set of the RayJob's Workload (kueue pkg/controller/jobs/rayjob:

@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 
+from codeflare.k8s.constants import QUEUE_NAME_LABEL
 from codeflare.k8s.types import Obj
 from codeflare.kube import kinds
 from codeflare.operator.queueing import jobs
@@ -27,7 +28,7 @@ ADMISSION = {
 
 
 def cluster(*, queue: str | None = "lq", suspend: bool = True, status: Obj | None = None, **meta: Any) -> Obj:
-    labels = {jobs.QUEUE_LABEL: queue} if queue else {}
+    labels = {QUEUE_NAME_LABEL: queue} if queue else {}
     head = {"template": {"spec": {"containers": [{"name": "ray", "resources": {"requests": {"cpu": "1"}}}]}}}
     job: Obj = {
         "metadata": {"name": "rc", "namespace": "ns", "uid": "u1", "labels": labels, **meta},
