@@ -17,17 +17,6 @@ is atomic in a ServiceAccount), the PodSpec meaning is kept. Custom resources ta
 types from their CRD's schema (the caller passes those first); the entries marked "our CRDs"
 repeat what our CRDs declare, for lists inside schema-free templates. A field not listed is
 atomic: replaced whole by both kinds of patch.
-
-Checked against Kubernetes' published OpenAPI, ``api/openapi-spec/v3/api__v1_openapi.json`` in
-kubernetes/kubernetes at commit 001a778fa11f78082f945366a80e46d518b21309 (PodSpec:
-``tolerations`` is ``x-kubernetes-list-type: atomic`` with no patch merge key;
-``topologySpreadConstraints`` is map-keyed by ``topologyKey`` + ``whenUnsatisfiable`` with patch
-merge key ``topologyKey``; ``imagePullSecrets``, ``initContainers``, ``volumes``,
-``resourceClaims`` as below), and for the other entries against the ``+patchMergeKey``,
-``+patchStrategy``, ``+listType`` and ``+listMapKey`` markers those extensions are generated from:
-kubernetes/api ``core/v1/types.go`` at commit 10b39a39bcee995dfe7cd5e8e7b922be5e46f1e2 and
-kubernetes/apimachinery ``pkg/apis/meta/v1/types.go`` at commit
-eed236ceee2c19c2753a3d93ac0631dc20750454 (ObjectMeta ``ownerReferences``, ``finalizers``).
 """
 
 from __future__ import annotations
@@ -55,6 +44,17 @@ def _apply_only(*keys: str) -> dict[str, Any]:
     return {LIST_TYPE: "map", LIST_MAP_KEYS: list(keys)}
 
 
+# Checked against Kubernetes' published OpenAPI, ``api/openapi-spec/v3/api__v1_openapi.json`` in
+# kubernetes/kubernetes at commit 001a778fa11f78082f945366a80e46d518b21309 (PodSpec:
+# ``tolerations`` is ``x-kubernetes-list-type: atomic`` with no patch merge key;
+# ``topologySpreadConstraints`` is map-keyed by ``topologyKey`` + ``whenUnsatisfiable`` with patch
+# merge key ``topologyKey``; ``imagePullSecrets``, ``initContainers``, ``volumes``,
+# ``resourceClaims`` as below), and for the other entries against the ``+patchMergeKey``,
+# ``+patchStrategy``, ``+listType`` and ``+listMapKey`` markers those extensions are generated from:
+# kubernetes/api ``core/v1/types.go`` at commit 10b39a39bcee995dfe7cd5e8e7b922be5e46f1e2 and
+# kubernetes/apimachinery ``pkg/apis/meta/v1/types.go`` at commit
+# eed236ceee2c19c2753a3d93ac0631dc20750454 (ObjectMeta ``ownerReferences``, ``finalizers``).
+#
 # field name -> the OpenAPI extensions of the list(s) of that name, alternatives in order
 LIST_EXTENSIONS: dict[str, tuple[dict[str, Any], ...]] = {
     # core/v1 PodSpec

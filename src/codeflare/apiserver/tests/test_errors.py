@@ -1,3 +1,5 @@
+"""API errors rendered as Kubernetes Status bodies and field-error messages."""
+
 from codeflare.apiserver import errors
 
 

@@ -1,3 +1,5 @@
+"""JSON patch, merge patch and strategic merge patch applied to stored objects, with Kubernetes' errors."""
+
 from __future__ import annotations
 
 import copy

@@ -1,3 +1,5 @@
+"""Label and field selectors: query and object syntax, matching, and the errors bad ones get."""
+
 from __future__ import annotations
 
 from typing import Any

@@ -1,16 +1,13 @@
-"""Admission: built-in checks and Mutating then Validating admission webhooks for every write.
+"""The admission chain: built-in checks, then Mutating and Validating webhooks, for every write.
 
-:class:`Admission` keeps the stored MutatingWebhookConfigurations and
-ValidatingWebhookConfigurations parsed (rebuilt when one changes) and, for a candidate object
-the HTTP layer computed, calls each matching webhook with an ``admission.k8s.io/v1``
-AdmissionReview over HTTPS (trusting ``caBundle``, else the system roots). Matching follows
-Kubernetes: rules (operations, apiGroups, apiVersions, resources incl. ``*/sub`` forms, scope),
-``matchPolicy`` (Equivalent also matches other served versions of the same resource),
-namespaceSelector and objectSelector. Mutating webhooks run in order (configurations by name) and
-may return a JSONPatch; validating ones run concurrently. ``failurePolicy`` decides what an
-unreachable, slow (``timeoutSeconds``) or malformed webhook means. Warnings go to the client.
-Webhook configurations themselves are never sent to webhooks. It does not reinvoke mutating
-webhooks; the calls themselves are :mod:`~codeflare.apiserver.security.admission.webhooks`'.
+:class:`Admission` keeps the stored webhook configurations parsed (rebuilt when one changes) and,
+for a candidate object the HTTP layer computed, calls each matching webhook. Matching follows
+Kubernetes: rules (operations, groups, versions, resources incl. ``*/sub`` forms, scope),
+``matchPolicy`` (Equivalent also matches other served versions), namespace and object selectors.
+Mutating webhooks run in order (configurations by name) and may return a JSONPatch; validating
+ones run concurrently; ``failurePolicy`` decides what a failed call means; warnings go to the
+client. Configurations are never sent to webhooks, mutating webhooks are not reinvoked, and the
+calls themselves are :mod:`~codeflare.apiserver.security.admission.webhooks`'.
 """
 
 from __future__ import annotations
