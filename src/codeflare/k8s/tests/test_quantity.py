@@ -96,6 +96,7 @@ def test_milli_quantity_arithmetic_is_exact() -> None:
     assert Quantity.parse("1") - Quantity.parse("250m") == Quantity(750)
     assert Quantity.parse("1Gi") > Quantity.parse("1G")
     assert Quantity.parse(Quantity(5)) == Quantity(5)
+    assert milli_value(Quantity(1500)) == 1500 and parse_quantity(Quantity(1500)) == Decimal("1.5")
 
 
 def test_values_keep_more_than_28_significant_digits() -> None:

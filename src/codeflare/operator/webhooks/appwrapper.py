@@ -66,7 +66,7 @@ def _components(obj: Mapping[str, Any]) -> list[Any]:
 
 
 def _templates(obj: Mapping[str, Any]) -> list[tuple[int, Mapping[str, Any]]]:
-    found = []
+    found: list[tuple[int, Mapping[str, Any]]] = []
     for index, component in enumerate(_components(obj)):
         template = component.get("template") if isinstance(component, dict) else None
         if isinstance(template, dict):
