@@ -129,7 +129,7 @@ def _since(status: Mapping[str, Any], type_: str) -> float | None:
     return None if condition is None else epoch_seconds(condition.get("lastTransitionTime"))
 
 
-def _set_condition(holder: Obj, type_: str, value: bool, reason: str, message: str, now: float,
+def _write_condition(holder: Obj, type_: str, value: bool, reason: str, message: str, now: float,
                    generation: int | None = None) -> None:
     """Set a condition in ``holder["conditions"]`` (a status, or a component status entry)."""
     conditions = list(holder.get("conditions") or [])
@@ -150,7 +150,7 @@ class _Step:
         self.decision = Decision()
 
     def condition(self, type_: str, value: bool, reason: str, message: str) -> _Step:
-        _set_condition(self.status, type_, value, reason, message, self.now, self.generation)
+        _write_condition(self.status, type_, value, reason, message, self.now, self.generation)
         return self
 
     def phase(self, phase: str, reason: str, message: str, type_: str = "Normal") -> _Step:
@@ -348,7 +348,7 @@ def _cleanup(step: _Step, phase: str, observed: Observation, knobs: FaultToleran
         step.condition(DELETING_RESOURCES, False, "DeletionComplete", "all components deleted")
         step.condition(RESOURCES_DEPLOYED, False, phase, "components deleted")
         for component in step.status.get("componentStatus") or []:
-            _set_condition(component, RESOURCES_DEPLOYED, False, "Deleted", "component deleted", now)
+            _write_condition(component, RESOURCES_DEPLOYED, False, "Deleted", "component deleted", now)
         if phase == RESETTING:
             return step.done(requeue_after=knobs.retry_pause_period.total_seconds())
         if phase == SUSPENDING:
