@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from codeflare.errors import CodeFlareError, MissingDependency, WaitTimeout
 from codeflare.k8s.constants import DASHBOARD_URL_ANNOTATION, DEFAULT_QUEUE_ANNOTATION, JOB_UID_LABEL
+from codeflare.k8s.ownerrefs import owner_references
 from codeflare.sdk.applying import apply_keeping_admission
 from codeflare.sdk.client import Client
 from codeflare.sdk.config import ClusterConfiguration
@@ -280,7 +281,7 @@ def _config_from(rc: dict[str, Any]) -> ClusterConfiguration:
         ((spec.get("headGroupSpec") or {}).get("template") or {}).get("spec", {}).get("containers", [{}])[0]
     )
     head_res = head.get("resources") or {}
-    owned_by_aw = any(o.get("kind") == "AppWrapper" for o in rc["metadata"].get("ownerReferences") or [])
+    owned_by_aw = any(o.get("kind") == "AppWrapper" for o in owner_references(rc))
     kwargs: dict[str, Any] = {
         "namespace": info.namespace,
         "num_workers": info.workers,
@@ -340,7 +341,7 @@ def list_all_queued(namespace: str | None = None, client: Client | None = None) 
             c.get("type") == "Finished" and c.get("status") == "True" for c in status.get("conditions") or []
         ):
             continue
-        owner: dict[str, Any] = next(iter(wl["metadata"].get("ownerReferences") or []), {})
+        owner: dict[str, Any] = next(iter(owner_references(wl)), {})
         reason = next(
             (
                 c.get("message", "")

@@ -31,6 +31,7 @@ from codeflare.k8s.conditions import find_condition, is_condition_true, set_cond
 from codeflare.k8s.constants import (
     RESERVED_FOR_ANNOTATION,
 )
+from codeflare.k8s.ownerrefs import owner_references
 from codeflare.k8s.timestamps import epoch_seconds, format_rfc3339
 from codeflare.k8s.types import Obj
 from codeflare.k8s.workqueue import ReconcileQueue
@@ -420,7 +421,7 @@ def _with_condition(workload: Obj, status: str, reason: str, message: str, now: 
 def _owner(wl: Obj | None) -> dict[str, str]:
     """The job that owns a workload (its pods carry the job's name), for telling its pods apart."""
     meta = (wl or {}).get("metadata") or {}
-    for ref in meta.get("ownerReferences") or []:
+    for ref in owner_references(wl or {}):
         return {
             "kind": str(ref.get("kind", "")),
             "name": str(ref.get("name", "")),
