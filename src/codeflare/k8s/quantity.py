@@ -68,6 +68,9 @@ _GRAMMAR = re.compile(
 _NANO = Decimal("1e-9")
 _MAX_BINARY = Decimal(2**63 - 1)  # apimachinery's maxAllowed
 _INT32 = 2**31 - 1  # exponents beyond int32 are refused, as apimachinery's suffix parser does
+_MI = 2**20
+_MAX_UNITS = 2**63 - 1  # binary suffixes only below the binary cap, so the string parses back
+_MILLI_BINARY = (("Ei", 2**60), ("Pi", 2**50), ("Ti", 2**40), ("Gi", 2**30), ("Mi", _MI))  # largest first
 _COUNTABLE_DIGITS = 100  # integer views of values >= 1e100 are refused (they would not fit anywhere)
 
 
@@ -236,9 +239,10 @@ def format_milli(milli: int) -> str:
     if milli % 1000:
         return f"{milli}m"
     units = milli // 1000
-    for suffix, shift in sorted(_BINARY_SHIFT.items(), key=lambda item: -item[1]):
-        if shift >= 20 and units and units % (1 << shift) == 0 and abs(units) <= _MAX_BINARY:
-            return f"{units >> shift}{suffix}"
+    if units and units % _MI == 0 and -_MAX_UNITS <= units <= _MAX_UNITS:
+        for suffix, factor in _MILLI_BINARY:
+            if units % factor == 0:
+                return f"{units // factor}{suffix}"
     return str(units)
 
 
