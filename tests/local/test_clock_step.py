@@ -8,6 +8,8 @@ a step forward and one backward, the agent still knows its cluster's processes: 
 provably ran after each step (a worker group scaled, reaching ready), yet the head is the process
 it was (same pid, no Failed pod); ``local status`` sees every component running; and
 ``local down``, itself run under the stepped clock, stops everything, leaving no process behind.
+The cluster lives in a namespace without a default LocalQueue, so resizing it is not a queueing
+event (an admitted workload whose size changes is evicted and requeued, which would restart it).
 """
 
 from __future__ import annotations
@@ -34,6 +36,7 @@ pytestmark = pytest.mark.ray
 
 # Runs "$@" with `$0` bind-mounted over /proc/stat, in a mount namespace of its own.
 _WITH_CLOCK = 'mount --bind "$0" /proc/stat && exec "$@"'
+NS = "unqueued"
 
 
 class SteppedClock:
@@ -118,7 +121,7 @@ def head_pid(obj: dict[str, Any]) -> int:
 
 def scaled(kube: Kube, name: str, workers: int) -> dict[str, Any] | None:
     """The cluster once ready with exactly ``workers`` ready workers (a completed reconcile pass)."""
-    obj = la.is_ready(kube, name)
+    obj = la.is_ready(kube, name, NS)
     if obj is None:
         return None
     status = obj.get("status") or {}
@@ -128,15 +131,15 @@ def scaled(kube: Kube, name: str, workers: int) -> dict[str, Any] | None:
 
 
 def failed_pods(kube: Kube, name: str) -> list[str]:
-    pods = kube.list(kinds.POD, "default", labels={"ray.io/cluster": name})
+    pods = kube.list(kinds.POD, NS, labels={"ray.io/cluster": name})
     return [p["metadata"]["name"] for p in pods if (p.get("status") or {}).get("phase") == "Failed"]
 
 
 def set_workers(kube: Kube, name: str, workers: int) -> None:
-    obj = kube.get(kinds.RAYCLUSTER, name, "default")
+    obj = kube.get(kinds.RAYCLUSTER, name, NS)
     groups = obj["spec"]["workerGroupSpecs"]
     groups[0].update(replicas=workers, maxReplicas=max(workers, 1))
-    kube.patch(kinds.RAYCLUSTER, name, {"spec": {"workerGroupSpecs": groups}}, "default")
+    kube.patch(kinds.RAYCLUSTER, name, {"spec": {"workerGroupSpecs": groups}}, NS)
 
 
 def test_a_clock_step_restarts_nothing_and_down_still_stops_everything(
@@ -149,10 +152,12 @@ def test_a_clock_step_restarts_nothing_and_down_still_stops_everything(
     kube = Kube(config.from_kubeconfig(home / "kubeconfig"))
     seen = []
     try:
-        kube.create(kinds.RAYCLUSTER, la.raycluster("steady", workers=0))
-        ready = la.wait_ready(kube, "steady", 180)
+        kube.create(kinds.NAMESPACE, {"metadata": {"name": NS}})
+        kube.create(kinds.RAYCLUSTER, la.raycluster("steady", NS, workers=0))
+        ready = la.wait_ready(kube, "steady", 180, NS)
+        assert ready["spec"]["suspend"] is False and not ready["metadata"].get("labels")
         head = head_pid(ready)
-        seen.extend(la.cluster_processes(kube, "steady"))
+        seen.extend(la.cluster_processes(kube, "steady", NS))
 
         for step, workers in ((2, 1), (-3600, 0)):
             before = clock.btime()
@@ -163,9 +168,9 @@ def test_a_clock_step_restarts_nothing_and_down_still_stops_everything(
             obj = wait_for(lambda w=workers: scaled(kube, "steady", w), 150, 0.2, what=f"{workers} workers")
             assert obj is not None
             assert head_pid(obj) == head, f"the head was restarted after a {step:+d} s clock step"
-            assert la.pod_pids(kube, "steady") >= {head}
+            assert la.pod_pids(kube, "steady", NS) >= {head}
             assert failed_pods(kube, "steady") == []
-            seen.extend(la.cluster_processes(kube, "steady"))
+            seen.extend(la.cluster_processes(kube, "steady", NS))
             status = codeflare(clock, home, "status")
             assert status.returncode == 0, f"a component looks stopped after the step:\n{status.stdout}"
     finally:

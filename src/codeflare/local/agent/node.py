@@ -12,6 +12,7 @@ import contextlib
 import logging
 
 from codeflare.k8s.constants import LOCAL_AGENT_LABEL
+from codeflare.k8s.quantity import Format, format_quantity
 from codeflare.k8s.timestamps import now_micro, now_rfc3339
 from codeflare.k8s.types import Obj
 from codeflare.kube import errors, kinds
@@ -30,6 +31,7 @@ def node_object(name: str, capacity: node_info.NodeCapacity, now: str) -> Obj:
     configured), GPU labels, Ready/MemoryPressure/DiskPressure conditions stamped ``now``."""
     allocatable = dict(capacity.allocatable)
     allocatable["cpu"] = str(capacity.cpus * node_info.cpu_overcommit())
+    allocatable["memory"] = format_quantity(capacity.memory_bytes, Format.BINARY_SI)
     labels = {
         "kubernetes.io/hostname": name,
         "kubernetes.io/os": "linux",

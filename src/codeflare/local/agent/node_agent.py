@@ -1,8 +1,9 @@
 """The local node agent: plays kubelet + KubeRay on one host with real Ray processes.
 
 :class:`NodeAgent` only composes the units and schedules their work: :class:`NodeRegistration`
-(the Node and its Lease), the RayCluster informer feeding :class:`RayClusterRunner` (one reconcile
-at a time per cluster, changed clusters first, every cluster each ``resync`` seconds), and
+(the Node and its Lease), the RayCluster informer feeding :class:`RayClusterRunner` through the
+controllers' work queue (:mod:`codeflare.k8s.workqueue`: one reconcile at a time per cluster,
+every cluster again each ``resync`` seconds, sooner while it is not ready), and
 :class:`RayJobRunner`. At start it cleans up clusters deleted while it was down (the journal);
 on shutdown it stops every Ray process it runs, leaving the objects for the next start.
 """
@@ -18,9 +19,10 @@ import sys
 from pathlib import Path
 
 from codeflare.k8s.types import Obj
+from codeflare.k8s.workqueue import ReconcileQueue
 from codeflare.kube import errors, kinds
 from codeflare.kube.client import AsyncKube
-from codeflare.kube.informer import Informer
+from codeflare.kube.informer import Informer, Key, key_of
 from codeflare.local.agent.node import NodeRegistration
 from codeflare.local.agent.pods import FIELD_MANAGER
 from codeflare.local.agent.ports import PortAllocator
@@ -28,6 +30,9 @@ from codeflare.local.agent.raycluster import RayClusterRunner
 from codeflare.local.agent.rayjob import RayJobRunner
 
 log = logging.getLogger(__name__)
+
+#: RayClusters reconciled side by side (a head start holds its worker for up to 90 s).
+CLUSTER_WORKERS = 16
 
 __all__ = ["FIELD_MANAGER", "NodeAgent", "ray_env"]
 
@@ -65,17 +70,16 @@ class NodeAgent:
         self.clusters = RayClusterRunner(kube, self.home, self.node_name, ports or PortAllocator(), ray_env())
         self.rayclusters = Informer(kube, kinds.RAYCLUSTER, self._on_cluster)
         self.rayjobs = RayJobRunner(kube, self.rayclusters.cache, resync=resync)
-        self._dirty: set[tuple[str, str]] = set()
-        self._running: dict[tuple[str, str], asyncio.Task[None]] = {}
-        self._wake = asyncio.Event()
+        self.queue: ReconcileQueue[Key] = ReconcileQueue(
+            self._reconcile,
+            workers=CLUSTER_WORKERS,
+            max_delay=resync,
+            expected_errors=(errors.KubeError,),
+            name="RayCluster reconcile",
+        )
 
     def _on_cluster(self, event: str, obj: Obj, old: Obj | None) -> None:
-        meta = obj["metadata"]
-        self.mark(meta.get("namespace", ""), meta["name"])
-
-    def mark(self, namespace: str, name: str) -> None:
-        self._dirty.add((namespace, name))
-        self._wake.set()
+        self.queue.add(key_of(obj))
 
     async def run(self) -> None:
         """Register, adopt, then reconcile until cancelled."""
@@ -88,40 +92,23 @@ class NodeAgent:
         try:
             await self.rayclusters.synced.wait()
             await self.clusters.clean_orphans(set(self._by_uid()))
-            while True:
-                with contextlib.suppress(TimeoutError):
-                    await asyncio.wait_for(self._wake.wait(), timeout=self.resync)
-                self._wake.clear()
-                if not self._dirty:
-                    self._dirty.update(self.rayclusters.cache)
-                for ref in sorted(self._dirty):
-                    task = self._running.get(ref)
-                    if task is None or task.done():
-                        self._dirty.discard(ref)
-                        self._running[ref] = asyncio.create_task(self._reconcile(*ref))
+            # the informer queued every cluster it listed; work through them, then keep going
+            await self.queue.run()
         finally:
             for task in tasks:
                 task.cancel()
-            for task in self._running.values():
-                task.cancel()
-            for task in [*tasks, *self._running.values()]:
+            for task in tasks:
                 with contextlib.suppress(asyncio.CancelledError, Exception):
                     await task
 
-    async def _reconcile(self, namespace: str, name: str) -> None:
-        rc = self.rayclusters.cache.get((namespace, name))
+    async def _reconcile(self, key: Key) -> float | None:
+        """One pass over a RayCluster; it is looked at again after ``resync`` seconds at the
+        latest (sooner when the runner asks), and after a backoff when the pass failed."""
+        rc = self.rayclusters.cache.get(key)
         if rc is None:
-            return
-        try:
-            again = await self.clusters.reconcile(rc)
-        except errors.KubeError as exc:
-            log.warning("RayCluster %s/%s: %s; will retry", namespace, name, exc)
-            again = True
-        except Exception:
-            log.exception("RayCluster %s/%s: reconcile failed", namespace, name)
-            again = True
-        if again:
-            self.mark(namespace, name)
+            return None
+        again = await self.clusters.reconcile(rc)
+        return self.resync if again is None else again
 
     def _by_uid(self) -> dict[str, Obj]:
         return {str(o["metadata"].get("uid")): o for o in self.rayclusters.cache.values()}

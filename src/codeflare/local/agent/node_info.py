@@ -44,8 +44,9 @@ class NodeCapacity:
 
     @property
     def allocatable(self) -> dict[str, str]:
-        """Kubernetes quantity strings: ``{"cpu": "2", "memory": "24Gi", "nvidia.com/gpu": "1"}``."""
-        result = {"cpu": str(self.cpus), "memory": memory_quantity(self.memory_bytes), "pods": "110"}
+        """Kubernetes quantity strings: ``{"cpu": "2", "memory": "25769803776", "nvidia.com/gpu": "1"}``
+        (memory in bytes: this module formats no quantities; the Node writes it in binary units)."""
+        result = {"cpu": str(self.cpus), "memory": str(self.memory_bytes), "pods": "110"}
         if self.gpus:
             result[GPU_RESOURCE] = str(len(self.gpus))
         return result
@@ -120,16 +121,6 @@ def gpu_product_label(name: str) -> str:
     value = re.sub(r"\s+", "-", name.strip())
     value = re.sub(r"[^A-Za-z0-9_.-]", "", value)
     return value[:63].strip("-_.")
-
-
-def memory_quantity(num_bytes: int) -> str:
-    """Bytes as a Kubernetes quantity, rounded down to a whole Ki/Mi/Gi where that is exact-ish."""
-    for suffix, unit in (("Gi", 1 << 30), ("Mi", 1 << 20), ("Ki", 1 << 10)):
-        if num_bytes >= unit and num_bytes % unit == 0:
-            return f"{num_bytes // unit}{suffix}"
-    if num_bytes >= 1 << 20:
-        return f"{num_bytes // (1 << 10)}Ki"
-    return str(num_bytes)
 
 
 # -- internals ---------------------------------------------------------------------------------

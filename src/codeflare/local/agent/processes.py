@@ -205,6 +205,11 @@ def is_alive(handle: ProcessHandle) -> bool:
                 "pid %d: identity in doubt (%s); treating it as running", handle.pid, verdict.reason
             )
         return not verdict.zombie
+    if verdict.verdict is Verdict.OTHER:
+        key = (handle.pid, verdict.reason)
+        if key not in _doubts_logged:
+            _doubts_logged.add(key)
+            logger.warning("pid %d is no longer the recorded process: %s", handle.pid, verdict.reason)
     return verdict.running
 
 

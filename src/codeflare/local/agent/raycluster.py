@@ -154,8 +154,9 @@ class RayClusterRunner:
         self.clusters: dict[str, LocalRayCluster] = {}
         self._head_failures: dict[str, int] = {}
 
-    async def reconcile(self, rc: Obj) -> bool:
-        """One pass over ``rc``; True when it should be looked at again soon (not ready yet)."""
+    async def reconcile(self, rc: Obj) -> float | None:
+        """One pass over ``rc``; seconds after which to look at it again when that should be soon
+        (not ready yet, a head start to retry), else None."""
         step = next_step(rc)
         uid = str(rc["metadata"].get("uid"))
         if step is Step.DELETE:
@@ -169,9 +170,9 @@ class RayClusterRunner:
             await self.writes.status(rc, suspended_status(rc, now_rfc3339()))
         else:
             return await self._run(rc)
-        return False
+        return None
 
-    async def _run(self, rc: Obj) -> bool:
+    async def _run(self, rc: Obj) -> float | None:
         runtime, again = await self._runtime(rc)
         if runtime is None:
             return again
@@ -179,7 +180,7 @@ class RayClusterRunner:
         failed = await asyncio.to_thread(runtime.forget_dead)
         if any(f.node == "head" for f in failed):
             await self._fail(rc, runtime, f"Ray head process exited with code {failed[0].exit_code}")
-            return False
+            return None
         await self._scale_workers(rc, runtime)
         self.journal.write(uid, runtime.to_state())
         ready = set(await asyncio.to_thread(runtime.ready_nodes))
@@ -193,10 +194,7 @@ class RayClusterRunner:
         )
         await self.writes.annotations(rc, runtime)
         await self.writes.status(rc, status)
-        if "state" in status:
-            return False
-        await asyncio.sleep(NOT_READY_POLL_S)
-        return True
+        return None if "state" in status else NOT_READY_POLL_S
 
     async def _sync_pods(
         self, rc: Obj, runtime: LocalRayCluster, failed: list[NodeExit], ready: set[str]
@@ -204,10 +202,10 @@ class RayClusterRunner:
         views = [NodeView(node, node.name in ready) for node in runtime.nodes.values()]
         await self.pods.sync(rc, views, failed, now_rfc3339())
 
-    async def _runtime(self, rc: Obj) -> tuple[LocalRayCluster | None, bool]:
+    async def _runtime(self, rc: Obj) -> tuple[LocalRayCluster | None, float | None]:
         """The cluster's processes: adopted from its annotation, or new; the head started (and
         waited for) when it does not run. None when the head could not start this time, with
-        whether another attempt follows soon."""
+        when the next attempt is due (None: no further attempt)."""
         meta = rc["metadata"]
         uid = str(meta.get("uid"))
         runtime = self.clusters.get(uid)
@@ -233,7 +231,7 @@ class RayClusterRunner:
                 )
             self.clusters[uid] = runtime
         if runtime.head is not None:
-            return runtime, False
+            return runtime, None
         previous = rc.get("status") or {}
         if previous.get("state") == "ready" or previous.get("endpoints"):
             # The head is gone (agent or host restarted): stop claiming it runs while a new one
@@ -246,17 +244,17 @@ class RayClusterRunner:
         self._head_failures.pop(uid, None)
         self.journal.write(uid, runtime.to_state())
         await self.writes.annotations(rc, runtime)
-        return runtime, False
+        return runtime, None
 
-    async def _head_failed(self, rc: Obj, runtime: LocalRayCluster, exc: Exception) -> bool:
-        """Retry a failed head start (True) or, after the last attempt, fail the cluster (False)."""
+    async def _head_failed(self, rc: Obj, runtime: LocalRayCluster, exc: Exception) -> float | None:
+        """Retry a failed head start (returns when) or, after the last attempt, fail the cluster."""
         meta = rc["metadata"]
         uid = str(meta.get("uid"))
         attempts = self._head_failures.get(uid, 0) + 1
         self._head_failures[uid] = attempts
         if attempts >= HEAD_START_ATTEMPTS:
             await self._fail(rc, runtime, f"Ray head did not start: {exc}")
-            return False
+            return None
         # a loaded host can make Ray's own startup wait time out: retry, as a kubelet would
         log.warning(
             "RayCluster %s/%s: head start attempt %d failed: %s; retrying",
@@ -267,8 +265,7 @@ class RayClusterRunner:
         )
         self.clusters.pop(uid, None)
         await self._stop_runtime(uid, runtime, 1.0)  # workers may have started early
-        await asyncio.sleep(2.0 * attempts)
-        return True
+        return 2.0 * attempts
 
     async def _scale_workers(self, rc: Obj, runtime: LocalRayCluster) -> None:
         """Start or stop workers to match the worker groups."""

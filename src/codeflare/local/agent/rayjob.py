@@ -20,14 +20,17 @@ from codeflare.k8s.constants import RAY_ORIGINATED_FROM_CR_NAME_LABEL, RAY_ORIGI
 from codeflare.k8s.ownerrefs import owner_reference
 from codeflare.k8s.timestamps import now
 from codeflare.k8s.types import Obj
+from codeflare.k8s.workqueue import ReconcileQueue
 from codeflare.kube import errors, kinds
 from codeflare.kube.client import AsyncKube
-from codeflare.kube.informer import Informer
+from codeflare.kube.informer import Informer, Key, key_of
 from codeflare.local.agent import rayjob_decision as rd
 from codeflare.local.agent.ray_jobs import RayJobsAPI
 
 log = logging.getLogger(__name__)
 
+#: RayJobs reconciled side by side (each pass is a few API and Jobs API calls).
+JOB_WORKERS = 8
 LOGS_KEY = "logs"
 MAX_LOG_BYTES = 900_000
 ClusterCache = Mapping[tuple[str, str], Obj]
@@ -57,33 +60,31 @@ class RayJobRunner:
         self.ray = ray or RayJobsAPI()
         self.new_job_id = new_job_id or (lambda name: f"{name[:40]}-{secrets.token_hex(4)}")
         self.informer = Informer(kube, kinds.RAYJOB, self._on_job)
-        self._dirty: set[tuple[str, str]] = set()
-        self._wake = asyncio.Event()
+        self.queue: ReconcileQueue[Key] = ReconcileQueue(
+            self._reconcile_key,
+            workers=JOB_WORKERS,
+            max_delay=resync,
+            expected_errors=(errors.KubeError,),
+            name="RayJob reconcile",
+        )
 
     def tasks(self) -> list[asyncio.Task[None]]:
-        return [asyncio.create_task(self.informer.run()), asyncio.create_task(self._loop())]
+        return [asyncio.create_task(self.informer.run()), asyncio.create_task(self._run())]
 
     def _on_job(self, event: str, obj: Obj, old: Obj | None) -> None:
-        self._dirty.add((obj["metadata"].get("namespace", ""), obj["metadata"]["name"]))
-        self._wake.set()
+        self.queue.add(key_of(obj))
 
-    async def _loop(self) -> None:
+    async def _run(self) -> None:
         await self.informer.synced.wait()
-        while True:
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self._wake.wait(), timeout=self.resync)
-            self._wake.clear()
-            refs = sorted(self._dirty) or sorted(self.informer.cache)
-            self._dirty.clear()
-            await asyncio.gather(*(self._safely(*ref) for ref in refs))
+        await self.queue.run()
 
-    async def _safely(self, namespace: str, name: str) -> None:
-        try:
-            await self.reconcile(namespace, name)
-        except errors.KubeError as exc:
-            log.warning("RayJob %s/%s: %s; will retry", namespace, name, exc)
-        except Exception:
-            log.exception("RayJob %s/%s: reconcile failed", namespace, name)
+    async def _reconcile_key(self, key: Key) -> float | None:
+        """One pass over a RayJob, again after ``resync`` seconds while it exists (its cluster
+        and its Ray job change without the RayJob changing)."""
+        if key not in self.informer.cache:
+            return None
+        await self.reconcile(*key)
+        return self.resync
 
     async def observe(self, job: Obj) -> rd.Observation:
         namespace = job["metadata"].get("namespace", "")
