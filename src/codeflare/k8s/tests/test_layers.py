@@ -49,27 +49,35 @@ def test_the_real_tree_keeps_the_layer_contract() -> None:
     assert "0 broken" in result.stdout
 
 
-def test_a_lazy_import_of_a_higher_layer_breaks_the_contract(tree_copy: Path) -> None:
-    inject(tree_copy / "codeflare" / "k8s" / "quantity.py",
-           "def _uses_the_sdk() -> object:\n    from codeflare.sdk import cluster\n\n    return cluster")
+VIOLATIONS = [
+    pytest.param(  # a lazy import, inside a function
+        "k8s/quantity.py",
+        "def _uses_the_sdk() -> object:\n    from codeflare.sdk import cluster\n\n    return cluster",
+        ["codeflare.k8s is not allowed to import codeflare.sdk",
+         "codeflare.k8s.quantity -> codeflare.sdk.cluster"],
+        id="lazy-import",
+    ),
+    pytest.param(  # an import for type checking only
+        "kube/informer.py",
+        "from typing import TYPE_CHECKING\n\nif TYPE_CHECKING:\n    from codeflare.operator import context",
+        ["codeflare.kube is not allowed to import codeflare.operator"],
+        id="type-checking-import",
+    ),
+    pytest.param(  # two independent siblings of one layer
+        "scheduling/model.py",
+        "def _talks_to_the_api() -> object:\n    from codeflare.kube import client\n\n    return client",
+        ["codeflare.scheduling is not allowed to import codeflare.kube"],
+        id="sibling-import",
+    ),
+]
+
+
+@pytest.mark.parametrize(("module", "code", "reported"), VIOLATIONS)
+def test_a_deliberate_violation_breaks_the_contract(
+    tree_copy: Path, module: str, code: str, reported: list[str]
+) -> None:
+    inject(tree_copy / "codeflare" / module, code)
     result = lint_imports(REPO / "pyproject.toml", tree_copy)
     assert result.returncode == 1, result.stdout
-    assert "codeflare.k8s is not allowed to import codeflare.sdk" in result.stdout
-    assert "codeflare.k8s.quantity -> codeflare.sdk.cluster" in result.stdout
-
-
-def test_an_import_for_type_checking_only_counts_too(tree_copy: Path) -> None:
-    inject(tree_copy / "codeflare" / "kube" / "informer.py",
-           "from typing import TYPE_CHECKING\n\n"
-           "if TYPE_CHECKING:\n    from codeflare.operator import context")
-    result = lint_imports(REPO / "pyproject.toml", tree_copy)
-    assert result.returncode == 1, result.stdout
-    assert "codeflare.kube is not allowed to import codeflare.operator" in result.stdout
-
-
-def test_independent_siblings_may_not_import_each_other(tree_copy: Path) -> None:
-    inject(tree_copy / "codeflare" / "scheduling" / "model.py",
-           "def _talks_to_the_api() -> object:\n    from codeflare.kube import client\n\n    return client")
-    result = lint_imports(REPO / "pyproject.toml", tree_copy)
-    assert result.returncode == 1, result.stdout
-    assert "codeflare.scheduling is not allowed to import codeflare.kube" in result.stdout
+    for line in reported:
+        assert line in result.stdout
