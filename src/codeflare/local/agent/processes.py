@@ -261,7 +261,7 @@ def stop(handle: ProcessHandle, grace: float = 5.0, *, in_doubt: InDoubt = "spar
         time.sleep(0.1)
     else:
         for _ in range(3):
-            members = _merge(members, _members(handle, check(handle), group_ours))
+            members = merge(members, _members(handle, check(handle), group_ours))
             refused = _signal_all(handle.pgid, group_ours, members, signal.SIGKILL) or refused
             wait_gone(members, timeout=5.0)
             _reap(handle)
@@ -388,7 +388,8 @@ def _signal_all(pgid: int, group_ours: bool, members: Iterable[psutil.Process], 
     return refused
 
 
-def _merge(a: list[psutil.Process], b: list[psutil.Process]) -> list[psutil.Process]:
+def merge(a: list[psutil.Process], b: list[psutil.Process]) -> list[psutil.Process]:
+    """``a`` and the processes of ``b`` not in it (by pid; ``a``'s handles win)."""
     seen = {p.pid: p for p in a}
     for p in b:
         seen.setdefault(p.pid, p)

@@ -193,12 +193,12 @@ def stop(comp: Component, home: Path, timeout: float) -> Stopped:
     refused = _killpg(comp.pgid, signal.SIGTERM)
     # refused: no member got it (EPERM means none could be signalled), so waiting is pointless
     if refused or not processes.wait_gone(members, timeout):
-        members = _union(members, processes.group_processes(comp.pgid))
+        members = processes.merge(members, processes.group_processes(comp.pgid))
         kill_refused = _killpg(comp.pgid, signal.SIGKILL)
         refused = refused or kill_refused
         if not kill_refused:
             processes.wait_gone(members, KILL_WAIT_S)
-    members = _union(members, processes.group_processes(comp.pgid))
+    members = processes.merge(members, processes.group_processes(comp.pgid))
     survivors = tuple(p.pid for p in members if processes.running(p))
     if refused:
         note = "; ".join(n for n in (note, "the kernel refused the signal (operation not permitted)") if n)
@@ -215,10 +215,3 @@ def _killpg(pgid: int, sig: signal.Signals) -> bool:
     except ProcessLookupError:
         pass
     return False
-
-
-def _union(a: list[Any], b: list[Any]) -> list[Any]:
-    seen = {p.pid: p for p in a}
-    for p in b:
-        seen.setdefault(p.pid, p)
-    return list(seen.values())

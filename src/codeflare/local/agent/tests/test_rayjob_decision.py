@@ -53,6 +53,27 @@ def cluster(name: str = OWN, *, ready: bool = True, deleting: bool = False) -> d
 
 RUNNING = {"jobDeploymentStatus": "Running", "jobId": "job-1", "jobStatus": "RUNNING", "startTime": ago(30)}
 INITIALIZING = {"jobDeploymentStatus": "Initializing", "rayClusterName": OWN, "startTime": ago(5)}
+SUBMITTED = [
+    rd.Submit(URL, NEW_ID),
+    rd.WriteStatus(
+        {
+            "jobId": NEW_ID,
+            "jobStatus": "PENDING",
+            "jobDeploymentStatus": "Running",
+            "dashboardURL": URL,
+            "message": "job submitted",
+        }
+    ),
+]
+SUSPENDED = rd.WriteStatus(
+    {
+        "jobDeploymentStatus": "Suspended",
+        "jobStatus": None,
+        "jobId": None,
+        "startTime": None,
+        "rayClusterName": None,
+    }
+)
 INIT_WRITE = rd.WriteStatus(
     {"jobDeploymentStatus": "Initializing", "rayClusterName": OWN, "startTime": NOW_TEXT}
 )
@@ -98,16 +119,7 @@ CASES = [
         job(INITIALIZING),
         cluster(),
         [
-            rd.Submit(URL, NEW_ID),
-            rd.WriteStatus(
-                {
-                    "jobId": NEW_ID,
-                    "jobStatus": "PENDING",
-                    "jobDeploymentStatus": "Running",
-                    "dashboardURL": URL,
-                    "message": "job submitted",
-                }
-            ),
+            *SUBMITTED,
         ],
     ),
     Case(
@@ -115,16 +127,7 @@ CASES = [
         job({**INITIALIZING, "rayClusterName": "shared"}, **SELECTOR),
         cluster("shared"),
         [
-            rd.Submit(URL, NEW_ID),
-            rd.WriteStatus(
-                {
-                    "jobId": NEW_ID,
-                    "jobStatus": "PENDING",
-                    "jobDeploymentStatus": "Running",
-                    "dashboardURL": URL,
-                    "message": "job submitted",
-                }
-            ),
+            *SUBMITTED,
         ],
     ),
     # -- following the Ray job --------------------------------------------------------------
@@ -183,16 +186,7 @@ CASES = [
         job({**RUNNING, "jobDeploymentStatus": "Retrying", "failed": 1}, backoffLimit=2),
         cluster(),
         [
-            rd.Submit(URL, NEW_ID),
-            rd.WriteStatus(
-                {
-                    "jobId": NEW_ID,
-                    "jobStatus": "PENDING",
-                    "jobDeploymentStatus": "Running",
-                    "dashboardURL": URL,
-                    "message": "job submitted",
-                }
-            ),
+            *SUBMITTED,
         ],
     ),
     Case(
@@ -284,15 +278,7 @@ CASES = [
         [
             rd.StopRayJob(URL, "job-1"),
             rd.DeleteCluster(OWN),
-            rd.WriteStatus(
-                {
-                    "jobDeploymentStatus": "Suspended",
-                    "jobStatus": None,
-                    "jobId": None,
-                    "startTime": None,
-                    "rayClusterName": None,
-                }
-            ),
+            SUSPENDED,
         ],
     ),
     Case(
@@ -301,15 +287,7 @@ CASES = [
         cluster("shared"),
         [
             rd.StopRayJob(URL, "job-1"),
-            rd.WriteStatus(
-                {
-                    "jobDeploymentStatus": "Suspended",
-                    "jobStatus": None,
-                    "jobId": None,
-                    "startTime": None,
-                    "rayClusterName": None,
-                }
-            ),
+            SUSPENDED,
         ],
     ),
     Case(
