@@ -8,11 +8,9 @@ from __future__ import annotations
 
 import contextlib
 import subprocess
-import time
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
 import yaml
 
@@ -21,8 +19,8 @@ from codeflare.kube import errors, kinds
 from codeflare.kube.client import Kube
 from codeflare.operator.config import CONFIG_KEY, CONFIGMAP_NAME, OperatorConfig
 from tests.support.child_process import ChildProcess, spawn_cli, terminate
+from tests.support.polling import wait_for as wait_for  # re-exported: the one polling helper
 
-T = TypeVar("T")
 OPERATOR_NAMESPACE = "codeflare-system"
 
 
@@ -102,19 +100,3 @@ class OperatorProcess(ChildProcess):
 
     def log(self) -> str:
         return self.log_path.read_text(errors="replace") if self.log_path.exists() else ""
-
-
-def wait_for(predicate: Callable[[], T], timeout: float = 30.0, interval: float = 0.1, what: str = "") -> T:
-    """Poll ``predicate`` until it returns something truthy; fail with ``what`` after ``timeout``."""
-    deadline = time.monotonic() + timeout
-    last: Any = None
-    while time.monotonic() < deadline:
-        try:
-            last = predicate()
-        except errors.KubeError as exc:
-            last = exc
-        else:
-            if last:
-                return last
-        time.sleep(interval)
-    raise AssertionError(f"timed out after {timeout}s waiting for {what or predicate}: last={last!r}")
