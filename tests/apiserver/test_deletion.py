@@ -13,6 +13,7 @@ import pytest
 
 from tests.apiserver.http_support import MERGE, client, cm, delete, make_namespace, ok, patch, status_of
 from tests.support.apiserver import ServerProcess
+from tests.support.polling import wait_for
 
 CMS = "/api/v1/namespaces/default/configmaps"
 
@@ -21,13 +22,6 @@ CMS = "/api/v1/namespaces/default/configmaps"
 def http(apiserver: ServerProcess) -> Iterator[httpx.Client]:
     with client(apiserver) as c:
         yield c
-
-
-def eventually(check: Callable[[], bool], timeout: float = 10.0) -> None:
-    deadline = time.monotonic() + timeout
-    while not check():
-        assert time.monotonic() < deadline, "condition not reached in time"
-        time.sleep(0.05)
 
 
 def gone(http: httpx.Client, path: str) -> Callable[[], bool]:
@@ -68,7 +62,7 @@ def test_background_propagation_deletes_dependents(http: httpx.Client) -> None:
     ok(http.post(CMS, json=owned("bg-dep2", owner)), 201)
     ok(delete(http, f"{CMS}/bg-owner", {"propagationPolicy": "Background"}))
     status_of(http.get(f"{CMS}/bg-owner"), 404)
-    eventually(lambda: gone(http, f"{CMS}/bg-dep1")() and gone(http, f"{CMS}/bg-dep2")())
+    wait_for(lambda: gone(http, f"{CMS}/bg-dep1")() and gone(http, f"{CMS}/bg-dep2")())
 
 
 def test_foreground_waits_for_dependents(http: httpx.Client) -> None:
@@ -78,18 +72,18 @@ def test_foreground_waits_for_dependents(http: httpx.Client) -> None:
     ok(http.post(CMS, json=dependent), 201)
     held = ok(delete(http, f"{CMS}/fg-owner", propagationPolicy="Foreground"), 202)
     assert "foregroundDeletion" in held["metadata"]["finalizers"]
-    eventually(lambda: bool(ok(http.get(f"{CMS}/fg-dep"))["metadata"].get("deletionTimestamp")))
+    wait_for(lambda: bool(ok(http.get(f"{CMS}/fg-dep"))["metadata"].get("deletionTimestamp")))
     time.sleep(0.3)
     assert ok(http.get(f"{CMS}/fg-owner"))["metadata"]["deletionTimestamp"]  # still waiting
     ok(patch(http, f"{CMS}/fg-dep", {"metadata": {"finalizers": None}}, MERGE))
-    eventually(gone(http, f"{CMS}/fg-owner"))
+    wait_for(gone(http, f"{CMS}/fg-owner"))
 
 
 def test_orphan_releases_dependents(http: httpx.Client) -> None:
     owner = ok(http.post(CMS, json=cm("or-owner")), 201)
     ok(http.post(CMS, json=owned("or-dep", owner)), 201)
     ok(delete(http, f"{CMS}/or-owner", {"propagationPolicy": "Orphan"}), 200, 202)
-    eventually(gone(http, f"{CMS}/or-owner"))
+    wait_for(gone(http, f"{CMS}/or-owner"))
     dep = ok(http.get(f"{CMS}/or-dep"))
     assert not dep["metadata"].get("ownerReferences")
 
@@ -102,7 +96,7 @@ def test_dependent_of_a_missing_owner_is_collected(http: httpx.Client) -> None:
         "uid": "00000000-dead-beef-0000-000000000000",
     }
     ok(http.post(CMS, json=cm("orphaned-at-birth", ownerReferences=[ref])), 201)
-    eventually(gone(http, f"{CMS}/orphaned-at-birth"))
+    wait_for(gone(http, f"{CMS}/orphaned-at-birth"))
 
 
 def test_unknown_propagation_policy_is_bad_request(http: httpx.Client) -> None:
@@ -144,9 +138,9 @@ def test_namespace_deletion_removes_everything_inside(http: httpx.Client) -> Non
     assert ns["status"]["phase"] == "Terminating" and ns["metadata"]["deletionTimestamp"]
     forbidden = status_of(http.post(f"{base}/configmaps", json=cm("late")), 403, "Forbidden")
     assert "being terminated" in forbidden["message"]
-    eventually(gone(http, f"{base}/secrets/s"))
-    eventually(gone(http, "/apis/apps/v1/namespaces/doomed/deployments/d"))
+    wait_for(gone(http, f"{base}/secrets/s"))
+    wait_for(gone(http, "/apis/apps/v1/namespaces/doomed/deployments/d"))
     time.sleep(0.3)
     assert ok(http.get("/api/v1/namespaces/doomed"))["status"]["phase"] == "Terminating"  # held by "a"
     ok(patch(http, f"{base}/configmaps/a", {"metadata": {"finalizers": None}}, MERGE))
-    eventually(gone(http, "/api/v1/namespaces/doomed"))
+    wait_for(gone(http, "/api/v1/namespaces/doomed"))

@@ -7,12 +7,12 @@ runs exactly when admitted, and deleting the admitted jobs (their work is done).
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable
 from typing import Any
 
 from codeflare.kube import kinds
 from codeflare.kube.client import Kube
+from tests.support.polling import wait_for
 
 QUEUE_LABEL = "kueue.x-k8s.io/queue-name"
 JOB_UID_LABEL = "kueue.x-k8s.io/job-uid"
@@ -127,11 +127,13 @@ def delete_admitted(kube: Kube) -> int:
 
 def wait_settled(check: Callable[[], str], timeout: float = 60.0, what: str = "convergence") -> None:
     """Poll ``check`` (which says what is still off, or "" when settled); fail with its last words."""
-    deadline = time.monotonic() + timeout
-    last = ""
-    while time.monotonic() < deadline:
-        last = check()
-        if not last:
-            return
-        time.sleep(0.3)
-    raise AssertionError(f"no {what} after {timeout}s: {last}")
+    last = [""]
+
+    def settled() -> bool:
+        last[0] = check()
+        return not last[0]
+
+    try:
+        wait_for(settled, timeout, 0.3, what)
+    except AssertionError:
+        raise AssertionError(f"no {what} after {timeout}s: {last[0]}") from None
