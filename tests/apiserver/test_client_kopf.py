@@ -12,7 +12,6 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, TypeVar
@@ -23,6 +22,7 @@ from kubernetes.client.rest import ApiException
 
 from tests.support.apiserver import ServerProcess
 from tests.support.child_process import terminate
+from tests.support.polling import wait_for
 
 NS = "kopf-test"
 GROUP, VERSION, PLURAL = "test.codeflare.dev", "v1", "widgets"
@@ -102,13 +102,8 @@ def tick(name, status, patch, **_):
 
 
 def eventually(probe: Callable[[], T | None], what: str, timeout: float = 20.0) -> T:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        result = probe()
-        if result:
-            return result
-        time.sleep(0.1)
-    raise AssertionError(f"timed out waiting for {what}")
+    """:func:`wait_for` with the description second, as these tests read best."""
+    return wait_for(probe, timeout, what=what)  # type: ignore[arg-type]
 
 
 class Operator:

@@ -21,6 +21,7 @@ from tests.operator.operator_metrics import OperatorMetricsReader
 from tests.support.apiserver import ServerProcess
 from tests.support.kubelet_sim import KubeletSim, Policy, keep_running, succeed
 from tests.support.operator_thread import ThreadedOperator
+from tests.support.polling import async_wait_for
 
 Obj = dict[str, Any]
 LABEL = "workload.codeflare.dev/appwrapper"
@@ -114,18 +115,8 @@ def appwrapper(name: str, namespace: str, *components: Obj, annotations: dict[st
 
 
 async def wait_for(what: str, check: Callable[[], Any], timeout: float = 20.0) -> Any:
-    """Poll ``check`` (sync or async) until it returns something truthy."""
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + timeout
-    last: Any = None
-    while loop.time() < deadline:
-        last = check()
-        if asyncio.iscoroutine(last):
-            last = await last
-        if last:
-            return last
-        await asyncio.sleep(0.05)
-    raise AssertionError(f"timed out waiting for {what} (last: {last!r})")
+    """:func:`async_wait_for` with the description first, as these tests read best."""
+    return await async_wait_for(check, timeout, what=what)
 
 
 async def wait_phase(kube: AsyncKube, namespace: str, name: str, phase: str, timeout: float = 20.0) -> Obj:
