@@ -18,10 +18,11 @@ import asyncio
 import builtins
 import contextlib
 import copy
+import functools
 import logging
 import threading
 from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine, Mapping
-from typing import Any, TypeVar
+from typing import Any, Concatenate, ParamSpec, TypeVar
 
 from codeflare.k8s.types import Obj
 from codeflare.kube import errors
@@ -42,10 +43,9 @@ def _to_dict(obj: Any) -> Obj:
     return result
 
 
-def _selector(selector: Mapping[str, str] | str | None) -> Any:
-    if selector is None or isinstance(selector, str):
-        return selector
-    return dict(selector)
+def _selector(selector: Mapping[str, str] | None) -> Any:
+    """Equality terms (``{"app": "ray"}`` is ``app=ray``), as lightkube builds selectors from them."""
+    return None if selector is None else dict(selector)
 
 
 class AsyncKube:
@@ -106,15 +106,18 @@ class AsyncKube:
         import httpx2
         from lightkube import ApiError
 
+        where: dict[str, str] = {"kind": kind.kind, "name": name, "namespace": namespace or ""}
         try:
             return await send()
         except ApiError as exc:
             status = exc.status.to_dict() if getattr(exc, "status", None) is not None else {}
             if not status.get("code"):
                 status["code"] = exc.response.status_code
-            raise errors.from_status(status, kind=kind.kind, name=name, namespace=namespace or "") from exc
+            raise errors.from_status(status, **where) from exc
+        except httpx2.HTTPStatusError as exc:  # an answer lightkube did not read as a Status
+            raise errors.from_response(exc.response.status_code, exc.response.text, **where) from exc
         except (OSError, TimeoutError, httpx2.HTTPError) as exc:
-            raise transport_error(exc, kind=kind.kind, name=name, namespace=namespace or "") from exc
+            raise transport_error(exc, **where) from exc
 
     def _ns(self, kind: Kind, namespace: str | None) -> str | None:
         if not kind.namespaced:
@@ -123,10 +126,7 @@ class AsyncKube:
 
     @staticmethod
     def _resource(kind: Kind, obj: Obj) -> Any:
-        data = copy.deepcopy(obj)
-        data.setdefault("apiVersion", kind.api_version)
-        data.setdefault("kind", kind.kind)
-        return kind.lightkube().from_dict(data)
+        return kind.lightkube().from_dict(_typed(kind, obj))
 
     # -- reads ----------------------------------------------------------------------------------
     async def _discovery(self, path: str) -> Obj:
@@ -139,7 +139,7 @@ class AsyncKube:
             except Exception as exc:
                 raise transport_error(exc) from exc
             if response.status_code >= 400:
-                raise errors.from_status({"code": response.status_code, "message": response.text[:200]})
+                raise errors.from_response(response.status_code, response.text)
             body: Obj = response.json()
             return body
 
@@ -175,8 +175,8 @@ class AsyncKube:
         kind: Kind,
         namespace: str | None = None,
         *,
-        labels: Mapping[str, str] | str | None = None,
-        fields: Mapping[str, str] | str | None = None,
+        labels: Mapping[str, str] | None = None,
+        fields: Mapping[str, str] | None = None,
         all_namespaces: bool = False,
     ) -> list[Obj]:
         ns = ALL_NAMESPACES if all_namespaces and kind.namespaced else self._ns(kind, namespace)
@@ -210,7 +210,7 @@ class AsyncKube:
         namespace: str | None = None,
         *,
         resource_version: str | None = None,
-        labels: Mapping[str, str] | str | None = None,
+        labels: Mapping[str, str] | None = None,
     ) -> AsyncIterator[tuple[str, Obj]]:
         """Events (type, object) from ``resource_version`` on; ends when the server closes the stream."""
         from lightkube import ApiError
@@ -307,9 +307,7 @@ class AsyncKube:
         field_manager: str | None = None,
     ) -> Obj:
         """Server-side apply of ``obj`` (idempotent); ``force`` takes over conflicting fields."""
-        body = copy.deepcopy(obj)
-        body.setdefault("apiVersion", kind.api_version)
-        body.setdefault("kind", kind.kind)
+        body = _typed(kind, obj)
         meta = body.get("metadata") or {}
         return await self.patch(
             kind,
@@ -391,18 +389,41 @@ def _with_namespace(obj: Obj, namespace: str | None) -> Obj:
     return out
 
 
-def _status_of(kind: Kind, obj: Obj) -> Any:
+def _typed(kind: Kind, obj: Obj) -> Obj:
+    """A deep copy of ``obj`` carrying ``kind``'s apiVersion and kind unless it names its own."""
     data = copy.deepcopy(obj)
     data.setdefault("apiVersion", kind.api_version)
     data.setdefault("kind", kind.kind)
+    return data
+
+
+def _status_of(kind: Kind, obj: Obj) -> Any:
+    data = _typed(kind, obj)
     return kind.lightkube().Status.from_dict(data) if hasattr(kind.lightkube(), "Status") else data
+
+
+P = ParamSpec("P")
+
+
+def _blocking(
+    method: Callable[Concatenate[AsyncKube, P], Coroutine[Any, Any, T]],
+) -> Callable[Concatenate[Kube, P], T]:
+    """The :class:`Kube` method running ``method`` of its :class:`AsyncKube` on the private loop."""
+
+    @functools.wraps(method)
+    def call(self: Kube, *args: P.args, **kwargs: P.kwargs) -> T:
+        return self._run(method(self._async, *args, **kwargs))
+
+    return call
 
 
 class Kube:
     """Synchronous facade over :class:`AsyncKube`, for the SDK, the CLI and notebooks.
 
     Calls run on a private event loop in a daemon thread, so they work whether or not the
-    caller's thread already runs a loop. One instance per connection; :meth:`close` when done.
+    caller's thread already runs a loop, and from any number of threads. Every request method of
+    :class:`AsyncKube` but :meth:`~AsyncKube.watch` (a stream) is here with the same parameters,
+    results and errors. One instance per connection; :meth:`close` when done.
     """
 
     def __init__(
@@ -418,13 +439,11 @@ class Kube:
         self._loop = asyncio.new_event_loop()
         self._thread = threading.Thread(target=self._loop.run_forever, name="codeflare-kube", daemon=True)
         self._thread.start()
-        self._async = self._run(self._make(connection, field_manager, timeout, retry))
 
-    @staticmethod
-    async def _make(
-        connection: Connection, field_manager: str, timeout: float, retry: RetryPolicy | None
-    ) -> AsyncKube:
-        return AsyncKube(connection, field_manager=field_manager, timeout=timeout, retry=retry)
+        async def make() -> AsyncKube:  # built on the loop that will use it
+            return AsyncKube(connection, field_manager=field_manager, timeout=timeout, retry=retry)
+
+        self._async = self._run(make())
 
     def _run(self, coro: Coroutine[Any, Any, T]) -> T:
         return asyncio.run_coroutine_threadsafe(coro, self._loop).result()
@@ -444,67 +463,16 @@ class Kube:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    def get(self, kind: Kind, name: str, namespace: str | None = None) -> Obj:
-        return self._run(self._async.get(kind, name, namespace))
-
-    def find(self, kind: Kind, name: str, namespace: str | None = None) -> Obj | None:
-        return self._run(self._async.find(kind, name, namespace))
-
-    def list(
-        self,
-        kind: Kind,
-        namespace: str | None = None,
-        *,
-        labels: Mapping[str, str] | str | None = None,
-        fields: Mapping[str, str] | str | None = None,
-        all_namespaces: bool = False,
-    ) -> list[Obj]:
-        return self._run(
-            self._async.list(kind, namespace, labels=labels, fields=fields, all_namespaces=all_namespaces)
-        )
-
-    def create(self, kind: Kind, obj: Obj, namespace: str | None = None) -> Obj:
-        return self._run(self._async.create(kind, obj, namespace))
-
-    def replace(self, kind: Kind, obj: Obj) -> Obj:
-        return self._run(self._async.replace(kind, obj))
-
-    def patch(
-        self,
-        kind: Kind,
-        name: str,
-        body: Any,
-        namespace: str | None = None,
-        *,
-        patch_type: str = "merge",
-        status: bool = False,
-        force: bool = False,
-    ) -> Obj:
-        return self._run(
-            self._async.patch(kind, name, body, namespace, patch_type=patch_type, status=status, force=force)
-        )
-
-    def apply(self, kind: Kind, obj: Obj, *, force: bool = True) -> Obj:
-        return self._run(self._async.apply(kind, obj, force=force))
-
-    def delete(
-        self,
-        kind: Kind,
-        name: str,
-        namespace: str | None = None,
-        *,
-        propagation: str = "Background",
-        missing_ok: bool = True,
-    ) -> None:
-        self._run(self._async.delete(kind, name, namespace, propagation=propagation, missing_ok=missing_ok))
-
-    def update(
-        self,
-        kind: Kind,
-        name: str,
-        namespace: str | None,
-        change: Callable[[Obj], Obj | None],
-        *,
-        status: bool = False,
-    ) -> Obj | None:
-        return self._run(self._async.update(kind, name, namespace, change, status=status))
+    api_groups = _blocking(AsyncKube.api_groups)
+    api_resources = _blocking(AsyncKube.api_resources)
+    get = _blocking(AsyncKube.get)
+    find = _blocking(AsyncKube.find)
+    list = _blocking(AsyncKube.list)
+    list_with_version = _blocking(AsyncKube.list_with_version)
+    create = _blocking(AsyncKube.create)
+    replace = _blocking(AsyncKube.replace)
+    replace_status = _blocking(AsyncKube.replace_status)
+    patch = _blocking(AsyncKube.patch)
+    apply = _blocking(AsyncKube.apply)
+    delete = _blocking(AsyncKube.delete)
+    update = _blocking(AsyncKube.update)

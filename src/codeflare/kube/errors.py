@@ -12,6 +12,7 @@ must read or list again (``AsyncKube.update`` and the informers do). No I/O here
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from codeflare.errors import CodeFlareError
@@ -161,3 +162,22 @@ def from_status(status: dict[str, Any], *, kind: str = "", name: str = "", names
     else:
         cls = _BY_STATUS.get(code, KubeError)
     return cls(message, **common)
+
+
+def from_response(
+    code: int, body: str, *, kind: str = "", name: str = "", namespace: str = ""
+) -> KubeError:
+    """The exception for an HTTP error answer: its ``Status`` body when it has one, else its text.
+
+    A proxy or load balancer in front of the API server may answer with plain text (or JSON with
+    another content type); the HTTP code still decides the type, and the text is the message.
+    """
+    try:
+        parsed = json.loads(body) if body else None
+    except ValueError:
+        parsed = None
+    if isinstance(parsed, dict) and (parsed.get("kind") == "Status" or "message" in parsed):
+        status = dict(parsed, code=parsed.get("code") or code)
+    else:
+        status = {"code": code, "message": body.strip()[:500]}
+    return from_status(status, kind=kind, name=name, namespace=namespace)

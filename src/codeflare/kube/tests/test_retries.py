@@ -1,17 +1,14 @@
 """Temporary errors are resent with backoff when that is safe; permanent ones never are.
 
 The policy is checked on its own (:func:`send_with_retries` with stand-in requests) and through
-:class:`AsyncKube` against a small HTTP server that answers with Kubernetes ``Status`` bodies,
-counting what the client actually sent.
+:class:`AsyncKube` against :class:`ScriptedAPI`, which answers with Kubernetes ``Status`` bodies
+and counts what the client actually sent.
 """
 
 from __future__ import annotations
 
-import asyncio
-import json
 import socket
 from collections.abc import AsyncIterator, Awaitable, Callable
-from typing import Any
 
 import pytest
 
@@ -19,6 +16,7 @@ from codeflare.kube import errors, kinds
 from codeflare.kube.client import AsyncKube
 from codeflare.kube.config import from_token
 from codeflare.kube.retry import RetryPolicy, send_with_retries, transport_error
+from codeflare.kube.tests.scripted_api import Answer, ScriptedAPI, status_answer
 
 FAST = RetryPolicy(attempts=4, base_delay=0.001, max_delay=0.002)
 
@@ -133,79 +131,45 @@ def test_transport_failures_say_whether_the_request_was_sent() -> None:
 # -- through AsyncKube, against a server that scripts its answers ---------------------------------
 
 
-class ScriptedServer:
-    """Answers each request with the next (status, body) scripted for its method; counts them."""
-
-    def __init__(self) -> None:
-        self.script: dict[str, list[tuple[int, dict[str, Any]]]] = {}
-        self.received: list[str] = []
-        self.port = 0
-
-    async def handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        head = (await reader.readuntil(b"\r\n\r\n")).decode()
-        method = head.split(" ", 1)[0]
-        length = next((int(line.split(":", 1)[1]) for line in head.split("\r\n")
-                       if line.lower().startswith("content-length:")), 0)
-        if length:
-            await reader.readexactly(length)
-        self.received.append(method)
-        answers = self.script.get(method) or [(200, CONFIGMAP)]
-        status, body = answers.pop(0) if len(answers) > 1 else answers[0]
-        payload = json.dumps(body).encode()
-        lines = f"HTTP/1.1 {status} X\r\nContent-Type: application/json\r\nContent-Length: {len(payload)}"
-        writer.write(f"{lines}\r\nConnection: close\r\n\r\n".encode() + payload)
-        await writer.drain()
-        writer.close()
-
-
 CONFIGMAP = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "cm", "namespace": "ns"}}
 
 
-def status(code: int, reason: str = "") -> tuple[int, dict[str, Any]]:
-    return code, {"kind": "Status", "apiVersion": "v1", "status": "Failure", "code": code, "reason": reason,
-                  "message": f"scripted {code}"}
-
-
 @pytest.fixture
-async def scripted() -> AsyncIterator[tuple[ScriptedServer, AsyncKube]]:
-    server = ScriptedServer()
-    listener = await asyncio.start_server(server.handle, "127.0.0.1", 0)
-    server.port = listener.sockets[0].getsockname()[1]
-    kube = AsyncKube(from_token(f"http://127.0.0.1:{server.port}", "t", namespace="ns"), retry=FAST)
-    try:
-        yield server, kube
-    finally:
-        await kube.aclose()
-        listener.close()
-        await listener.wait_closed()
+async def scripted() -> AsyncIterator[tuple[ScriptedAPI, AsyncKube]]:
+    with ScriptedAPI(default=Answer(200, CONFIGMAP)).serving() as server:
+        kube = AsyncKube(from_token(server.url, "t", namespace="ns"), retry=FAST)
+        try:
+            yield server, kube
+        finally:
+            await kube.aclose()
 
 
-async def test_reads_are_resent_after_server_errors(scripted: tuple[ScriptedServer, AsyncKube]) -> None:
+async def test_reads_are_resent_after_server_errors(scripted: tuple[ScriptedAPI, AsyncKube]) -> None:
     server, kube = scripted
-    server.script["GET"] = [status(503), status(500), (200, CONFIGMAP)]
+    server.script("GET", status_answer(503), status_answer(500), Answer(200, CONFIGMAP))
     assert (await kube.get(kinds.CONFIGMAP, "cm", "ns"))["metadata"]["name"] == "cm"
-    assert server.received == ["GET", "GET", "GET"]
+    assert server.methods() == ["GET", "GET", "GET"]
 
 
-async def test_not_found_is_raised_after_one_request(scripted: tuple[ScriptedServer, AsyncKube]) -> None:
+async def test_not_found_is_raised_after_one_request(scripted: tuple[ScriptedAPI, AsyncKube]) -> None:
     server, kube = scripted
-    server.script["GET"] = [status(404, "NotFound")]
+    server.script("GET", status_answer(404, "NotFound"))
     assert await kube.find(kinds.CONFIGMAP, "cm", "ns") is None
-    assert server.received == ["GET"]
+    assert server.methods() == ["GET"]
 
 
 async def test_a_create_is_resent_after_429_but_not_after_500(
-    scripted: tuple[ScriptedServer, AsyncKube],
+    scripted: tuple[ScriptedAPI, AsyncKube],
 ) -> None:
     server, kube = scripted
-    server.script["POST"] = [status(429, "TooManyRequests"), (201, CONFIGMAP)]
+    server.script("POST", status_answer(429, "TooManyRequests"), Answer(201, CONFIGMAP))
     await kube.create(kinds.CONFIGMAP, CONFIGMAP, "ns")
-    assert server.received == ["POST", "POST"]
+    assert server.methods() == ["POST", "POST"]
     server.received.clear()
-    server.script["POST"] = [status(500), (201, CONFIGMAP)]
+    server.script("POST", status_answer(500), Answer(201, CONFIGMAP))
     with pytest.raises(errors.ServerError):
         await kube.create(kinds.CONFIGMAP, CONFIGMAP, "ns")
-    assert server.received == ["POST"]
+    assert server.methods() == ["POST"]
 
 
 async def test_an_unreachable_server_is_retried_then_reported() -> None:
@@ -219,3 +183,12 @@ async def test_an_unreachable_server_is_retried_then_reported() -> None:
         assert not caught.value.sent and caught.value.temporary
     finally:
         await kube.aclose()
+
+
+async def test_a_proxys_plain_text_503_is_resent_like_the_servers(
+    scripted: tuple[ScriptedAPI, AsyncKube],
+) -> None:
+    server, kube = scripted
+    server.script("GET", Answer(503, "upstream connect error", "text/plain"), Answer(200, CONFIGMAP))
+    assert (await kube.get(kinds.CONFIGMAP, "cm", "ns"))["metadata"]["name"] == "cm"
+    assert server.methods() == ["GET", "GET"]
