@@ -7,8 +7,9 @@ identity of the leader (:mod:`codeflare.local.agent.identity`); a record written
 version (pid and create time only; it too started each component in its own session, so its
 pgid is its pid) is in doubt while the pid lives, and so is any record on a host without
 ``/proc`` after a clock step. Doubt is settled by the leader's command line, which always names
-the local-mode home; where it cannot be read, the component counts as running and ``down``
-still stops the group ``up`` created. :func:`stop` signals process groups only, never a name.
+the local-mode home (``up`` then records the proven process exactly); where it cannot be read,
+the component counts as running and ``down`` still stops the group ``up`` created. :func:`stop`
+signals process groups only, never a name.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ import os
 import signal
 import subprocess
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -173,6 +174,14 @@ def running(comp: Component, home: Path) -> bool:
             "%s (pid %d): identity in doubt (%s); counting it as running", comp.name, comp.pid, verdict.reason
         )
     return verdict.verdict in (Verdict.SAME, Verdict.IN_DOUBT) and not verdict.zombie
+
+
+def upgraded(comp: Component, home: Path) -> Component:
+    """The component with an exact identity, when its record is an old one (create time only)
+    and its command line proves it ours; otherwise as it is."""
+    if comp.identity.exact or check(comp, home).verdict is not Verdict.SAME:
+        return comp
+    return replace(comp, identity=identity.capture(comp.pid))
 
 
 def stop(comp: Component, home: Path, timeout: float) -> Stopped:

@@ -86,7 +86,9 @@ class LocalMode:
     def up(self, timeout: float = 120.0) -> dict[str, Component]:
         """Start whatever is not running and wait until the control plane is ready."""
         self.home.mkdir(parents=True, exist_ok=True)
-        started = {k: v for k, v in self.components().items() if self.running(v)}
+        started = {
+            k: components.upgraded(v, self.home) for k, v in self.components().items() if self.running(v)
+        }
         state_dir = self.home / "apiserver"
         if "apiserver" not in started:
             (state_dir / "kubeconfig").unlink(missing_ok=True)

@@ -92,6 +92,11 @@ def test_old_records_are_settled_by_the_home_on_the_command_line(home: Path, tmp
         assert loaded["agent"].pgid == ours.pid and not loaded["agent"].identity.exact
 
         assert components.check(loaded["agent"], home).verdict is Verdict.SAME
+        upgraded = components.upgraded(loaded["agent"], home)  # as `local up` re-records it
+        assert (
+            upgraded.identity == ours.identity
+            and components.upgraded(loaded["operator"], home) == loaded["operator"]
+        )
         assert components.check(loaded["operator"], home).verdict is Verdict.OTHER
         left_alone = components.stop(loaded["operator"], home, timeout=1.0)
         assert left_alone.ok and not left_alone.stopped and "pid reused" in left_alone.note
