@@ -1,10 +1,14 @@
-"""A fresh local mode per test module, as users run it (``LocalMode(home).up()``), plus a queue.
+"""Fixtures of the SDK tests: a control plane without Ray, and a fresh local mode with Ray.
 
-The module's ``local`` fixture starts the API server, operator and node agent in a temporary
-home, adds ClusterQueue ``sdk-cq`` (3 CPUs, 4Gi: one tiny cluster fits, a second does not) and
-LocalQueue ``sdk-queue`` in ``default``, and yields an SDK client. Teardown deletes every RayJob
-and RayCluster (the agent stops their Ray processes), runs ``down``, and checks that no Ray
-process of any cluster it saw survived. Clusters stay tiny: head 1 CPU/1Gi, workers 1 CPU/1Gi.
+``control_plane`` (no Ray, no node agent: fast) is a real API server process plus the operator
+in a thread, and yields an admin SDK client; admitted clusters stay starting (no agent runs them).
+
+``local`` is a local mode as users run it (``LocalMode(home).up()``): it starts the API server,
+operator and node agent in a temporary home, adds ClusterQueue ``sdk-cq`` (3 CPUs, 4Gi: one tiny
+cluster fits, a second does not) and LocalQueue ``sdk-queue`` in ``default``, and yields an SDK
+client. Teardown deletes every RayJob and RayCluster (the agent stops their Ray processes), runs
+``down``, and checks that no Ray process of any cluster it saw survived. Clusters stay tiny:
+head 1 CPU/1Gi, workers 1 CPU/1Gi.
 """
 
 from __future__ import annotations
@@ -29,7 +33,9 @@ from codeflare.sdk import (
     create_local_queue,
 )
 from tests.support import local_agent as la
-from tests.support.control_plane import wait_for
+from tests.support.apiserver import ServerProcess
+from tests.support.control_plane import quiet_config, wait_for
+from tests.support.operator_thread import ThreadedOperator
 
 QUEUE = "sdk-queue"
 CLUSTER_QUEUE = "sdk-cq"
@@ -109,3 +115,18 @@ def local(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Local]:
             yield started
         finally:
             stop_local(started)
+
+
+@pytest.fixture(scope="module")
+def control_plane(apiserver: ServerProcess) -> Iterator[Client]:
+    """The module's API server with the operator running in a thread; an admin client of the SDK."""
+    config = quiet_config()
+    for probes in ("metrics", "health"):  # the harness serves them on ports of its own
+        del config[probes]
+    operator = ThreadedOperator(apiserver, config).start()
+    client = Client.default(apiserver.kubeconfig)
+    try:
+        yield client
+    finally:
+        client.close()
+        operator.stop()
