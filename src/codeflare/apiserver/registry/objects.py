@@ -95,7 +95,7 @@ class ObjectAPI:
         causes = validate_object_meta(meta, namespaced=rt.namespaced, name_rule=rt.name_rule)
         if old is not None:
             causes += metadata.validate_meta_update(old["metadata"], obj["metadata"])
-        causes += rest.apply_schema(rt, obj, ctx)
+        causes += rest.apply_schema(rt, obj, old, ctx)
         causes += self.strategies.validate(rt, obj, old)
         if causes:
             name = obj["metadata"].get("name") or obj["metadata"].get("generateName", "")

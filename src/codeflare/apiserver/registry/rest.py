@@ -183,11 +183,14 @@ def check_update_version(
         raise errors.invalid(rt.kind, name, [cause], rt.group)
 
 
-def apply_schema(rt: ResourceType, obj: dict[str, Any], ctx: RequestContext) -> list[errors.FieldError]:
+def apply_schema(
+    rt: ResourceType, obj: dict[str, Any], old: dict[str, Any] | None, ctx: RequestContext
+) -> list[errors.FieldError]:
     """Default, prune and validate a custom object against its version's schema, in place.
 
     Pruned fields are warnings (``fieldValidation=Warn``, the default), a 400 (``Strict``) or
-    silently dropped (``Ignore``); the validation errors are returned.
+    silently dropped (``Ignore``); the validation errors are returned. ``old`` is the stored
+    object an update replaces (None on create), for the schema's transition rules.
     """
     if rt.schema is None:
         return []
@@ -198,5 +201,5 @@ def apply_schema(rt: ResourceType, obj: dict[str, Any], ctx: RequestContext) -> 
         if ctx.field_validation == "Strict":
             raise errors.bad_request("strict decoding error: " + ", ".join(messages))
         ctx.warnings.extend(messages)
-    result: list[errors.FieldError] = rt.schema.validate(obj)
+    result: list[errors.FieldError] = rt.schema.validate(obj, old)
     return result

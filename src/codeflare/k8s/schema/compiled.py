@@ -2,20 +2,43 @@
 
 Every write of a custom resource goes through the same three steps a real API server applies
 with the CRD version's ``openAPIV3Schema``: drop fields the schema does not know (prune), fill
-in ``default`` values, then validate. :class:`CompiledSchema` compiles the schema into a node
-tree once (:mod:`~codeflare.k8s.schema.node`) and offers the three steps as methods;
+in ``default`` values, then validate - the OpenAPI checks, then the ``x-kubernetes-validations``
+rules (:mod:`~codeflare.k8s.schema.rules`; given the old object on updates, for transition
+rules). :class:`CompiledSchema` compiles the schema into a node tree once
+(:mod:`~codeflare.k8s.schema.node`), its rules on first use (so serving a CRD costs no CEL
+compilation until an object is written), and offers the three steps as methods;
 :func:`compile_schema` caches compiled schemas by content. Pure functions, no I/O.
 """
 
 from __future__ import annotations
 
 import json
+import threading
 from typing import Any
 
 from codeflare.k8s.schema.defaulting import default_object, prune_object
-from codeflare.k8s.schema.field import FieldError
+from codeflare.k8s.schema.field import (
+    FIELD_INVALID,
+    FIELD_NOT_SUPPORTED,
+    FIELD_REQUIRED,
+    FIELD_TOO_LONG,
+    FIELD_TYPE_INVALID,
+    FieldError,
+)
 from codeflare.k8s.schema.node import compile_node
+from codeflare.k8s.schema.rulecheck import has_rules
+from codeflare.k8s.schema.rules import ROOT, RuleNode, compile_tree, evaluate
 from codeflare.k8s.schema.validation import validate_object_root
+
+# Errors after which Kubernetes does not run the rules (apiextensions' hasBlockingErr).
+_BLOCKING = frozenset((FIELD_NOT_SUPPORTED, FIELD_REQUIRED, FIELD_TOO_LONG, FIELD_TYPE_INVALID))
+_NOT_CHECKED = FieldError(
+    FIELD_INVALID,
+    ROOT,
+    "some validation rules were not checked because the object was invalid; "
+    "correct the existing errors to complete validation",
+    None,
+)
 
 
 class CompiledSchema:
@@ -30,12 +53,36 @@ class CompiledSchema:
     def __init__(self, schema: dict[str, Any]) -> None:
         self.schema = schema
         self.root = compile_node(schema)
+        self._has_rules = has_rules(schema)
+        self._rules: RuleNode | None = None
+        self._rules_compiled = False
+        self._lock = threading.Lock()
 
     # --- validation --------------------------------------------------------------------
 
-    def validate(self, obj: Any) -> list[FieldError]:
-        """Every way ``obj`` (a whole custom object) breaks the schema; empty when valid."""
-        return validate_object_root(self.root, obj)
+    def validate(self, obj: Any, old: Any = None) -> list[FieldError]:
+        """Every way ``obj`` (a whole custom object) breaks the schema; empty when valid.
+
+        ``old`` is the object being updated (None on create): transition rules compare with it.
+        The rules run only when the OpenAPI checks found no missing, mistyped, unsupported or
+        too long value, as in Kubernetes (which then says so in one more error).
+        """
+        errs = validate_object_root(self.root, obj)
+        tree = self.rules()
+        if tree is None or not isinstance(obj, dict):
+            return errs
+        if any(e.type in _BLOCKING for e in errs):
+            return [*errs, _NOT_CHECKED]
+        return errs + evaluate(tree, obj, old if isinstance(old, dict) else None)
+
+    def rules(self) -> RuleNode | None:
+        """The schema's compiled ``x-kubernetes-validations`` (compiled once, on first use)."""
+        if self._has_rules and not self._rules_compiled:
+            with self._lock:
+                if not self._rules_compiled:
+                    self._rules = compile_tree(self.schema)
+                    self._rules_compiled = True
+        return self._rules
 
     # --- defaulting --------------------------------------------------------------------
 
@@ -79,9 +126,9 @@ def compile_schema(schema: dict[str, Any]) -> CompiledSchema:
     return compiled
 
 
-def validate(obj: Any, schema: dict[str, Any]) -> list[FieldError]:
-    """Validate a whole custom object against its version's ``openAPIV3Schema``."""
-    return compile_schema(schema).validate(obj)
+def validate(obj: Any, schema: dict[str, Any], old: Any = None) -> list[FieldError]:
+    """Validate a whole custom object (updating ``old``, if given) against its version's schema."""
+    return compile_schema(schema).validate(obj, old)
 
 
 def apply_defaults(obj: dict[str, Any], schema: dict[str, Any]) -> None:

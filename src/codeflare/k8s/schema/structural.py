@@ -5,10 +5,11 @@ Kubernetes serves only structural schemas: every node outside allOf/anyOf/oneOf/
 default or field that is not declared outside them as well, ``properties`` and
 ``additionalProperties`` exclude each other, arrays declare ``items``, list types are well formed,
 patterns compile, root metadata only restricts name and generateName, and every ``default``
-validates against its node with nothing to prune. :func:`check_structural` reports each violation
-with the CRD field path; it does not validate objects. Deliberately not supported anywhere in the
-engine: ``x-kubernetes-validations`` (CEL rules are accepted and ignored), ``$ref`` (forbidden in
-CRDs) and range checks for numeric formats (Kubernetes does not apply them either).
+validates against its node with nothing to prune; then the ``x-kubernetes-validations`` rules must
+be well formed and compile (:mod:`~codeflare.k8s.schema.rulecheck`). :func:`check_structural`
+reports each violation with the CRD field path; it does not validate objects. Deliberately not
+supported anywhere in the engine: ``$ref`` (forbidden in CRDs) and range checks for numeric
+formats (Kubernetes does not apply them either).
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ from codeflare.k8s.schema.field import (
     FieldError,
     json_type,
 )
+from codeflare.k8s.schema.rulecheck import check_rules, has_rules
 from codeflare.k8s.schema.validation import validate_value
 
 _TYPES = ("object", "array", "string", "integer", "number", "boolean")
@@ -69,11 +71,15 @@ def check_structural(schema: Any, path: str = "spec.validation.openAPIV3Schema")
     ``properties`` and ``additionalProperties`` exclude each other, arrays declare ``items``,
     list-type set/map are well formed, patterns compile, root metadata only restricts name and
     generateName, and each ``default`` validates against its node and has no pruned fields.
+    Rules (``x-kubernetes-validations``) are checked for shape, and compiled only when the
+    schema itself has no errors (as Kubernetes does, so that type errors come first).
     """
     errs: list[FieldError] = []
     if not isinstance(schema, dict):
         return [FieldError(FIELD_TYPE_INVALID, path, "must be of type object", json_type(schema))]
     _check_node(schema, path, errs, root=True)
+    if has_rules(schema):
+        errs += check_rules(schema, path, compile_rules=not errs)
     return errs
 
 

@@ -258,7 +258,7 @@ def test_root_must_be_an_object() -> None:
     ]
 
 
-def test_cel_validations_are_ignored() -> None:
+def test_cel_validations_are_evaluated() -> None:
     schema = {
         "type": "object",
         "properties": {
@@ -269,5 +269,8 @@ def test_cel_validations_are_ignored() -> None:
             }
         },
     }
-    assert validate({"spec": {"replicas": 1, "minReplicas": 5}}, schema) == []
+    assert messages(validate({"spec": {"replicas": 1, "minReplicas": 5}}, schema)) == [
+        'spec: Invalid value: "object": failed rule: self.minReplicas <= self.replicas'
+    ]
+    assert validate({"spec": {"replicas": 5, "minReplicas": 1}}, schema) == []
     assert check_structural(schema) == []
