@@ -9,6 +9,8 @@ from __future__ import annotations
 from typing import Any
 
 from codeflare.api.kueue import FlavorQuota
+from codeflare.kube import kinds
+from codeflare.kube.kinds import Kind
 from codeflare.sdk.client import Client
 
 __all__ = [
@@ -20,11 +22,8 @@ __all__ = [
 ]
 
 
-def _apply(client: Client | None, kind_name: str, obj: dict[str, Any]) -> dict[str, Any]:
-    from codeflare.kube import kinds
-
-    result: dict[str, Any] = (client or Client.default()).kube.apply(getattr(kinds, kind_name), obj)
-    return result
+def _apply(client: Client | None, kind: Kind, obj: dict[str, Any]) -> dict[str, Any]:
+    return (client or Client.default()).kube.apply(kind, obj)
 
 
 def create_resource_flavor(
@@ -36,7 +35,7 @@ def create_resource_flavor(
 ) -> dict[str, Any]:
     from codeflare.api.builders import build_resource_flavor
 
-    return _apply(client, "RESOURCE_FLAVOR", build_resource_flavor(name, node_labels, tolerations))
+    return _apply(client, kinds.RESOURCE_FLAVOR, build_resource_flavor(name, node_labels, tolerations))
 
 
 def create_cluster_queue(
@@ -59,7 +58,7 @@ def create_cluster_queue(
         preemption=preemption,
         namespace_selector=namespace_selector,
     )
-    return _apply(client, "CLUSTER_QUEUE", obj)
+    return _apply(client, kinds.CLUSTER_QUEUE, obj)
 
 
 def create_local_queue(
@@ -73,9 +72,8 @@ def create_local_queue(
     from codeflare.api.builders import build_local_queue
 
     client = client or Client.default()
-    return _apply(
-        client, "LOCAL_QUEUE", build_local_queue(name, namespace or client.namespace, cluster_queue, default)
-    )
+    queue = build_local_queue(name, namespace or client.namespace, cluster_queue, default)
+    return _apply(client, kinds.LOCAL_QUEUE, queue)
 
 
 def create_priority_class(
@@ -83,4 +81,5 @@ def create_priority_class(
 ) -> dict[str, Any]:
     from codeflare.api.builders import build_workload_priority_class
 
-    return _apply(client, "WORKLOAD_PRIORITY_CLASS", build_workload_priority_class(name, value, description))
+    priority_class = build_workload_priority_class(name, value, description)
+    return _apply(client, kinds.WORKLOAD_PRIORITY_CLASS, priority_class)

@@ -12,27 +12,19 @@ import logging
 import time
 import urllib.error
 import urllib.request
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from codeflare.errors import CodeFlareError, MissingDependency, WaitTimeout
 from codeflare.k8s.constants import DASHBOARD_URL_ANNOTATION, DEFAULT_QUEUE_ANNOTATION, JOB_UID_LABEL
 from codeflare.k8s.ownerrefs import owner_references
+from codeflare.kube import errors, kinds
+from codeflare.kube.kinds import Kind
 from codeflare.sdk.applying import apply_keeping_admission
 from codeflare.sdk.client import Client
 from codeflare.sdk.config import ClusterConfiguration
-from codeflare.sdk.status import CodeFlareClusterStatus, RayClusterInfo, info_of, status_of
-
-if TYPE_CHECKING:
-    from codeflare.kube.kinds import Kind
+from codeflare.sdk.status import CodeFlareClusterStatus, RayClusterInfo, info_of, pending_reason, status_of
 
 log = logging.getLogger(__name__)
-
-
-
-def _kinds() -> Any:
-    from codeflare.kube import kinds
-
-    return kinds
 
 
 class Cluster:
@@ -55,7 +47,6 @@ class Cluster:
 
     @property
     def _kind(self) -> Kind:
-        kinds = _kinds()
         return kinds.APPWRAPPER if self.config.appwrapper else kinds.RAYCLUSTER
 
     def manifest(self) -> dict[str, Any]:
@@ -86,7 +77,7 @@ class Cluster:
     def _raycluster(self) -> dict[str, Any] | None:
         if not self.config.appwrapper:
             return self._object()
-        return self.client.kube.find(_kinds().RAYCLUSTER, self.name, self.namespace)
+        return self.client.kube.find(kinds.RAYCLUSTER, self.name, self.namespace)
 
     def status(self) -> CodeFlareClusterStatus:
         """Queued, starting, ready or failed: one GET of the cluster's object."""
@@ -95,7 +86,7 @@ class Cluster:
             return CodeFlareClusterStatus.UNKNOWN
         state = status_of(obj)
         if self.config.appwrapper and state == CodeFlareClusterStatus.STARTING:
-            rc = self.client.kube.find(_kinds().RAYCLUSTER, self.name, self.namespace)
+            rc = self.client.kube.find(kinds.RAYCLUSTER, self.name, self.namespace)
             if rc is not None and status_of(rc) == CodeFlareClusterStatus.READY:
                 return CodeFlareClusterStatus.READY
         return state
@@ -151,25 +142,16 @@ class Cluster:
         obj = self._object()
         if obj is None:
             return None
-        uid = obj["metadata"].get("uid", "")
-        workloads = self.client.kube.list(_kinds().WORKLOAD, self.namespace, labels={JOB_UID_LABEL: uid})
+        workloads = workloads_of(self.client, obj)
         if not workloads:
             if (obj.get("spec") or {}).get("suspend"):
                 return "no Workload yet: the queueing controller has not seen this cluster"
             return None
-        status = workloads[0].get("status") or {}
-        if status.get("admission"):
-            return None
-        for cond in status.get("conditions") or []:
-            if cond.get("type") == "QuotaReserved" and cond.get("status") == "False":
-                return str(cond.get("message") or cond.get("reason") or "")
-        return "waiting for the admission decision"
+        return pending_reason(workloads[0])
 
     def details(self) -> RayClusterInfo:
         rc = self._raycluster()
         if rc is None:
-            from codeflare.kube import errors
-
             raise errors.NotFound(
                 f'RayCluster "{self.name}" not found',
                 kind="RayCluster",
@@ -206,14 +188,12 @@ def dashboard_uri(
     if annotations.get(DASHBOARD_URL_ANNOTATION):
         return str(annotations[DASHBOARD_URL_ANNOTATION])
     meta = rc.get("metadata") or {}
-    from codeflare.kube import errors
-
     ingress_name = f"ray-dashboard-{meta.get('name')}"
     if ingresses is not None:
         ingress = ingresses.get(ingress_name)
     else:
         try:
-            ingress = client.kube.find(_kinds().INGRESS, ingress_name, meta.get("namespace"))
+            ingress = client.kube.find(kinds.INGRESS, ingress_name, meta.get("namespace"))
         except errors.KubeError:
             ingress = None
     if ingress is not None:
@@ -236,15 +216,13 @@ def _route_host(
     client: Client, rc: dict[str, Any], routes: dict[str, dict[str, Any]] | None = None
 ) -> str | None:
     """The host of the OpenShift Route ``ray-dashboard-<name>`` (None off OpenShift or before admission)."""
-    from codeflare.kube import errors
-
     meta = rc.get("metadata") or {}
     name = f"ray-dashboard-{meta.get('name')}"
     if routes is not None:
         route = routes.get(name)
     else:
         try:
-            route = client.kube.find(_kinds().ROUTE, name, meta.get("namespace"))
+            route = client.kube.find(kinds.ROUTE, name, meta.get("namespace"))
         except errors.KubeError:
             return None
     if route is None:
@@ -252,6 +230,13 @@ def _route_host(
     ingresses = (route.get("status") or {}).get("ingress") or []
     host = (route.get("spec") or {}).get("host") or (ingresses[0].get("host") if ingresses else None)
     return str(host) if host else None
+
+
+def workloads_of(client: Client, obj: dict[str, Any]) -> list[dict[str, Any]]:
+    """The Workloads the queueing controller made for ``obj`` (found by its uid label)."""
+    meta = obj.get("metadata") or {}
+    labels = {JOB_UID_LABEL: str(meta.get("uid", ""))}
+    return client.kube.list(kinds.WORKLOAD, meta.get("namespace"), labels=labels)
 
 
 def job_client_for(client: Client, url: str) -> Any:
@@ -270,7 +255,7 @@ def get_cluster(name: str, namespace: str | None = None, client: Client | None =
     """A :class:`Cluster` for an existing RayCluster (its configuration read back from the object)."""
     client = client or Client.default()
     namespace = namespace or client.namespace
-    rc = client.kube.get(_kinds().RAYCLUSTER, name, namespace)
+    rc = client.kube.get(kinds.RAYCLUSTER, name, namespace)
     return Cluster(_config_from(rc), client)
 
 
@@ -309,21 +294,19 @@ def _config_from(rc: dict[str, Any]) -> ClusterConfiguration:
 def list_all_clusters(namespace: str | None = None, client: Client | None = None) -> list[RayClusterInfo]:
     """Every RayCluster of the namespace: one list, plus one Ingress and one Route list only when a
     cluster has no recorded dashboard URL (never a request per cluster)."""
-    from codeflare.kube import errors
-
     client = client or Client.default()
     namespace = namespace or client.namespace
-    clusters = client.kube.list(_kinds().RAYCLUSTER, namespace)
+    clusters = client.kube.list(kinds.RAYCLUSTER, namespace)
     ingresses: dict[str, dict[str, Any]] = {}
     routes: dict[str, dict[str, Any]] = {}
     if any(not ((rc.get("metadata") or {}).get("annotations") or {}).get(DASHBOARD_URL_ANNOTATION)
            for rc in clusters):
         try:
-            ingresses = {i["metadata"]["name"]: i for i in client.kube.list(_kinds().INGRESS, namespace)}
+            ingresses = {i["metadata"]["name"]: i for i in client.kube.list(kinds.INGRESS, namespace)}
         except errors.KubeError:
             ingresses = {}
         try:
-            routes = {r["metadata"]["name"]: r for r in client.kube.list(_kinds().ROUTE, namespace)}
+            routes = {r["metadata"]["name"]: r for r in client.kube.list(kinds.ROUTE, namespace)}
         except errors.KubeError:  # not OpenShift
             routes = {}
     return [info_of(rc, dashboard_uri(client, rc, ingresses, routes) or "") for rc in clusters]
@@ -333,23 +316,11 @@ def list_all_queued(namespace: str | None = None, client: Client | None = None) 
     """Every queued job that is not admitted yet, with its Workload's reason: one list call."""
     client = client or Client.default()
     out = []
-    for wl in client.kube.list(_kinds().WORKLOAD, namespace or client.namespace):
-        status = wl.get("status") or {}
-        if status.get("admission"):
-            continue
-        if any(
-            c.get("type") == "Finished" and c.get("status") == "True" for c in status.get("conditions") or []
-        ):
+    for wl in client.kube.list(kinds.WORKLOAD, namespace or client.namespace):
+        reason = pending_reason(wl)
+        if reason is None:
             continue
         owner: dict[str, Any] = next(iter(owner_references(wl)), {})
-        reason = next(
-            (
-                c.get("message", "")
-                for c in status.get("conditions") or []
-                if c.get("type") == "QuotaReserved" and c.get("status") == "False"
-            ),
-            "",
-        )
         out.append(
             {
                 "name": owner.get("name", wl["metadata"]["name"]),
@@ -357,7 +328,7 @@ def list_all_queued(namespace: str | None = None, client: Client | None = None) 
                 "namespace": wl["metadata"].get("namespace"),
                 "queue": (wl.get("spec") or {}).get("queueName"),
                 "workload": wl["metadata"]["name"],
-                "reason": reason or "waiting for the admission decision",
+                "reason": reason,
             }
         )
     return out
@@ -366,7 +337,7 @@ def list_all_queued(namespace: str | None = None, client: Client | None = None) 
 def list_local_queues(namespace: str | None = None, client: Client | None = None) -> list[dict[str, Any]]:
     client = client or Client.default()
     out = []
-    for lq in client.kube.list(_kinds().LOCAL_QUEUE, namespace or client.namespace):
+    for lq in client.kube.list(kinds.LOCAL_QUEUE, namespace or client.namespace):
         status = lq.get("status") or {}
         annotations = lq["metadata"].get("annotations") or {}
         out.append(

@@ -8,26 +8,24 @@ cluster's Jobs API while it runs.
 
 from __future__ import annotations
 
+import functools
 import logging
 import time
 from dataclasses import dataclass
 from typing import Any
 
 from codeflare.errors import WaitTimeout
-from codeflare.k8s.constants import JOB_UID_LABEL
+from codeflare.kube import errors, kinds
 from codeflare.sdk.applying import apply_keeping_admission
 from codeflare.sdk.client import Client
+from codeflare.sdk.cluster import dashboard_uri, job_client_for, workloads_of
 from codeflare.sdk.config import ClusterConfiguration
+from codeflare.sdk.status import pending_reason
 
 log = logging.getLogger(__name__)
 
 TERMINAL_DEPLOYMENT = ("Complete", "Failed")
 
-
-def _kinds() -> Any:
-    from codeflare.kube import kinds
-
-    return kinds
 
 
 @dataclass(frozen=True)
@@ -78,16 +76,14 @@ class RayJob:
         self.namespace = (
             namespace or (cluster_config.namespace if cluster_config else None) or self.client.namespace
         )
-        if cluster_config is not None and cluster_config.local_queue is None and local_queue is None:
-            local_queue = self.client.default_local_queue(self.namespace)
-        self._manifest = build_rayjob(
+        build = functools.partial(
+            build_rayjob,
             job_name,
             entrypoint,
             self.namespace,
             cluster_name=cluster_name,
             cluster_config=cluster_config,
             runtime_env=runtime_env,
-            local_queue=local_queue,
             priority=priority,
             shutdown_after_job_finishes=shutdown_after_job_finishes,
             ttl_seconds_after_finished=ttl_seconds_after_finished,
@@ -96,18 +92,23 @@ class RayJob:
             entrypoint_num_cpus=entrypoint_num_cpus,
             entrypoint_num_gpus=entrypoint_num_gpus,
         )
+        self._manifest = build(local_queue=local_queue)  # a mistake is reported before any call
+        if cluster_config is not None and cluster_config.local_queue is None and local_queue is None:
+            default = self.client.default_local_queue(self.namespace)
+            if default is not None:
+                self._manifest = build(local_queue=default)
 
     def manifest(self) -> dict[str, Any]:
         return self._manifest
 
     def submit(self) -> RayJob:
         """Create the RayJob (idempotent)."""
-        apply_keeping_admission(self.client.kube, _kinds().RAYJOB, self._manifest)
+        apply_keeping_admission(self.client.kube, kinds.RAYJOB, self._manifest)
         log.info("submitted RayJob %s/%s", self.namespace, self.name)
         return self
 
     def _object(self) -> dict[str, Any]:
-        obj: dict[str, Any] = self.client.kube.get(_kinds().RAYJOB, self.name, self.namespace)
+        obj: dict[str, Any] = self.client.kube.get(kinds.RAYJOB, self.name, self.namespace)
         return obj
 
     def status(self) -> RayJobStatus:
@@ -122,18 +123,8 @@ class RayJob:
 
     def why_pending(self) -> str | None:
         """The Workload's reason while the job waits in its queue (None once admitted)."""
-        obj = self._object()
-        workloads = self.client.kube.list(
-            _kinds().WORKLOAD,
-            self.namespace,
-            labels={JOB_UID_LABEL: obj["metadata"].get("uid", "")},
-        )
-        if not workloads or (workloads[0].get("status") or {}).get("admission"):
-            return None
-        for cond in (workloads[0].get("status") or {}).get("conditions") or []:
-            if cond.get("type") == "QuotaReserved" and cond.get("status") == "False":
-                return str(cond.get("message") or "")
-        return "waiting for the admission decision"
+        workloads = workloads_of(self.client, self._object())
+        return pending_reason(workloads[0]) if workloads else None
 
     def wait(self, timeout: float | None = 900, poll: float = 1.0, progress: bool = True) -> RayJobStatus:
         """Wait until the job finished (Complete or Failed) and return its final status."""
@@ -158,18 +149,14 @@ class RayJob:
 
     def logs(self) -> str:
         """The job's output: kept logs after it ended, live logs while it runs."""
-        from codeflare.kube import errors
-
-        kept = self.client.kube.find(_kinds().CONFIGMAP, f"{self.name}-logs", self.namespace)
+        kept = self.client.kube.find(kinds.CONFIGMAP, f"{self.name}-logs", self.namespace)
         if kept is not None:
             return str((kept.get("data") or {}).get("logs", ""))
         status = self.status()
         if not status.job_id:
             return ""
-        from codeflare.sdk.cluster import dashboard_uri, job_client_for
-
         rc = (
-            self.client.kube.find(_kinds().RAYCLUSTER, status.cluster, self.namespace)
+            self.client.kube.find(kinds.RAYCLUSTER, status.cluster, self.namespace)
             if status.cluster
             else None
         )
@@ -190,18 +177,14 @@ class RayJob:
         A queued job is also deactivated in its queue (Workload ``spec.active: false``, as with
         Kueue): otherwise the queueing controller would unsuspend the still-admitted job.
         """
-        obj = self._object()
-        uid = obj["metadata"].get("uid", "")
-        for workload in self.client.kube.list(
-            _kinds().WORKLOAD, self.namespace, labels={JOB_UID_LABEL: uid}
-        ):
+        for workload in workloads_of(self.client, self._object()):
             self.client.kube.patch(
-                _kinds().WORKLOAD, workload["metadata"]["name"], {"spec": {"active": False}}, self.namespace
+                kinds.WORKLOAD, workload["metadata"]["name"], {"spec": {"active": False}}, self.namespace
             )
-        self.client.kube.patch(_kinds().RAYJOB, self.name, {"spec": {"suspend": True}}, self.namespace)
+        self.client.kube.patch(kinds.RAYJOB, self.name, {"spec": {"suspend": True}}, self.namespace)
 
     def delete(self) -> None:
-        self.client.kube.delete(_kinds().RAYJOB, self.name, self.namespace)
+        self.client.kube.delete(kinds.RAYJOB, self.name, self.namespace)
 
     def __repr__(self) -> str:
         return f"RayJob({self.namespace}/{self.name})"

@@ -1,7 +1,8 @@
 """Cluster and job states as the SDK reports them, derived from one object read.
 
 ``CodeFlareClusterStatus`` and ``RayClusterStatus`` keep codeflare-sdk's names; ``status_of``
-maps a RayCluster (or the AppWrapper wrapping it) to them without further API calls.
+maps a RayCluster (or the AppWrapper wrapping it) to them without further API calls, and
+``pending_reason`` reads why a queued job's Workload waits. No I/O here.
 """
 
 from __future__ import annotations
@@ -10,7 +11,11 @@ from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any
 
+from codeflare.k8s.conditions import find_condition, is_condition_true
 from codeflare.k8s.constants import QUEUE_NAME_LABEL
+
+#: What a Workload not admitted yet says before the scheduler wrote a reason on it.
+AWAITING_DECISION = "waiting for the admission decision"
 
 
 class RayClusterStatus(Enum):
@@ -53,6 +58,16 @@ class RayClusterInfo:
     labels: dict[str, str] = field(default_factory=dict)
 
 
+def pending_reason(workload: dict[str, Any]) -> str | None:
+    """Why a Workload waits: its QuotaReserved=False message verbatim (None once admitted or finished)."""
+    status = workload.get("status") or {}
+    conditions = status.get("conditions")
+    if status.get("admission") or is_condition_true(conditions, "Finished"):
+        return None
+    reserved = find_condition(conditions, "QuotaReserved")
+    if reserved is not None and reserved.get("status") == "False":
+        return str(reserved.get("message") or reserved.get("reason") or AWAITING_DECISION)
+    return AWAITING_DECISION
 
 
 def ray_status(obj: dict[str, Any]) -> RayClusterStatus:
