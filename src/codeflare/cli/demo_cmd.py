@@ -20,6 +20,8 @@ NAMESPACE = "codeflare-demo"
 CLUSTER_QUEUE = "demo-cluster-queue"
 LOCAL_QUEUE = "demo-queue"
 FLAVOR = "default-flavor"
+#: CPUs of one job: head + 2 workers of 1 CPU, and the 500m submitter pod set Kueue charges a RayJob
+JOB_CPU = "3500m"
 
 PI_SCRIPT = '''\
 """Estimate pi by throwing random darts, spread over every worker of the Ray cluster."""
@@ -85,10 +87,11 @@ def _setup_queue(client: Any) -> None:
 
     with contextlib.suppress(errors.AlreadyExists):
         client.kube.create(kinds.NAMESPACE, {"metadata": {"name": NAMESPACE}})
-    # one job = head (1 CPU, 1Gi) + 2 workers (1 CPU, 1Gi each): the quota fits exactly one
+    # one job = head (1 CPU, 1Gi) + 2 workers (1 CPU, 1Gi each) + the submitter Kueue counts for
+    # a RayJob (500m, 200Mi): the quota fits exactly one
     create_cluster_queue(
         CLUSTER_QUEUE,
-        [FlavorQuota(FLAVOR, {"cpu": "3", "memory": "4Gi"})],
+        [FlavorQuota(FLAVOR, {"cpu": JOB_CPU, "memory": "4Gi"})],
         namespace_selector={"matchLabels": {"kubernetes.io/metadata.name": NAMESPACE}},
         client=client,
     )
@@ -147,7 +150,8 @@ def run(args: argparse.Namespace) -> int:
     client = LocalAuthentication(mode.home).login()
     jobs: list[Any] = []
     try:
-        _say(console, f"[bold]2.[/] quota: ClusterQueue {CLUSTER_QUEUE} fits one job (3 CPUs, 4Gi) at a time")
+        quota = f"fits one job ({JOB_CPU} CPU, 4Gi) at a time"
+        _say(console, f"[bold]2.[/] quota: ClusterQueue {CLUSTER_QUEUE} {quota}")
         _setup_queue(client)
         with tempfile.TemporaryDirectory(prefix="codeflare-demo-") as workdir:
             Path(workdir, "pi.py").write_text(PI_SCRIPT)
