@@ -15,7 +15,7 @@ import functools
 from typing import Any
 
 from codeflare.errors import CodeFlareError
-from codeflare.k8s.names import is_dns1123_label, is_dns1123_subdomain, is_label_value, is_qualified_name
+from codeflare.k8s.names import is_label_value, is_qualified_name
 
 __all__ = [
     "ManifestError",
@@ -75,8 +75,9 @@ def extended_resource_problems(name: str) -> list[str]:
 def validate_against_crd(obj: dict[str, Any]) -> None:
     """Raise :class:`ManifestError` unless ``obj`` is accepted, unchanged, by our bundled CRD.
 
-    Checked: the kind is one we ship a CRD for; metadata name, namespace presence, labels and
-    annotations; the CRD version's schema (types, enums, patterns, bounds, required fields); and
+    Checked: the kind is one we ship a CRD for; metadata by the API server's own ObjectMeta rules
+    (:mod:`codeflare.k8s.schema.objectmeta`: name, namespace, labels, annotations and their total
+    size); the CRD version's schema (types, enums, patterns, bounds, required fields); and
     that pruning would remove nothing (a field the schema does not declare is reported, since a
     server would drop it silently). Defaults are not applied and ``obj`` is not modified.
     """
@@ -84,7 +85,7 @@ def validate_against_crd(obj: dict[str, Any]) -> None:
     raw_meta = obj.get("metadata")
     meta: dict[str, Any] = raw_meta if isinstance(raw_meta, dict) else {}
     name = str(meta.get("name", ""))
-    problems = _metadata_problems(kind, meta)
+    problems = _metadata_problems(kind, raw_meta if raw_meta is not None else {})
     if (api_version, kind) not in _KINDS:
         problems.append(("apiVersion", f"no bundled CRD serves {kind!r} in {api_version!r}"))
         raise ManifestError(kind or "object", name, problems)
@@ -98,30 +99,12 @@ def validate_against_crd(obj: dict[str, Any]) -> None:
         raise ManifestError(kind, name, problems)
 
 
-def _metadata_problems(kind: str, meta: dict[str, Any]) -> list[tuple[str, str]]:
-    problems: list[tuple[str, str]] = []
-    name = meta.get("name")
-    if not isinstance(name, str) or not name:
-        problems.append(("metadata.name", "is required"))
-    else:
-        problems += [("metadata.name", p) for p in is_dns1123_subdomain(name)]
-    namespace = meta.get("namespace")
-    if kind in _NAMESPACED:
-        if not isinstance(namespace, str) or not namespace:
-            problems.append(("metadata.namespace", f"is required for a namespaced {kind}"))
-        else:
-            problems += [("metadata.namespace", p) for p in is_dns1123_label(namespace)]
-    elif namespace is not None:
-        problems.append(("metadata.namespace", f"must not be set for a cluster-scoped {kind}"))
-    for key, value in (meta.get("labels") or {}).items():
-        where = f"metadata.labels[{key!r}]"
-        problems += [(where, p) for p in label_problems(key, value)]
-    for key, value in (meta.get("annotations") or {}).items():
-        where = f"metadata.annotations[{key!r}]"
-        problems += [(where, p) for p in is_qualified_name(key)]
-        if not isinstance(value, str):
-            problems.append((where, f"must be a string (is {type(value).__name__})"))
-    return problems
+def _metadata_problems(kind: str, meta: Any) -> list[tuple[str, str]]:
+    """The API server's own ObjectMeta rules (names, namespace, labels, annotations and their size)."""
+    from codeflare.k8s.schema.objectmeta import validate_object_meta
+
+    found = validate_object_meta(meta, namespaced=kind in _NAMESPACED)
+    return [(error.field, error.message().partition(": ")[2]) for error in found]
 
 
 @functools.cache

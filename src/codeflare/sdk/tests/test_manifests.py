@@ -227,10 +227,16 @@ def test_validate_against_crd_checks_metadata_and_kind() -> None:
         validate_against_crd({"apiVersion": "ray.io/v1", "kind": "RayCluster",
                               "metadata": {"name": "c", "labels": {"a": "b c"}},
                               "spec": {"headGroupSpec": {"template": {}}}})
-    assert {f for f, _ in caught.value.problems} == {"metadata.namespace", "metadata.labels['a']"}
+    assert dict(caught.value.problems) == {
+        "metadata.namespace": "Required value",
+        "metadata.labels": 'Invalid value: "b c": a valid label must be an empty string or consist of '
+        "alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character "
+        "(e.g. 'MyValue',  or 'my_value',  or '12345', regex used for validation is "
+        "'(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?')",
+    }
     with pytest.raises(ManifestError, match="no bundled CRD"):
         validate_against_crd({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"}})
-    with pytest.raises(ManifestError, match="must not be set for a cluster-scoped"):
+    with pytest.raises(ManifestError, match=r"metadata\.namespace: Forbidden: not allowed on this type$"):
         validate_against_crd({"apiVersion": "kueue.x-k8s.io/v1beta1", "kind": "ResourceFlavor",
                               "metadata": {"name": "f", "namespace": "ns"}, "spec": {}})
 

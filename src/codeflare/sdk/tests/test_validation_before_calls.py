@@ -64,6 +64,9 @@ REFUSED: dict[str, tuple[Callable[[Client], object], str]] = {
                                        client=c), "queueing_strategy"),
     "cluster queue reference": (lambda c: create_local_queue("lq", "Not A Queue", "ns", client=c),
                                 "cluster_queue"),
+    "annotations over the server's 256 KiB": (
+        lambda c: Cluster(good_config(annotations={"notes": "x" * 300_000}), c).apply(),
+        "metadata.annotations"),
     "priority value": (lambda c: create_priority_class("p", 2**40, client=c), "value"),
 }
 
