@@ -8,7 +8,8 @@ stay cheap. On top of the library's standard functions this module registers the
 libraries that custom-resource rules can use and the library lacks: the strings extension
 (``charAt``, ``indexOf``, ``lastIndexOf``, ``lowerAscii``, ``upperAscii``, ``replace``, ``split``,
 ``substring``, ``trim``, ``join``, ``reverse``, ``strings.quote``), ``bool()``, Kubernetes' list
-library (``isSorted``, ``sum``, ``min``, ``max``, ``indexOf``, ``lastIndexOf``), the sets
+library (``isSorted``, ``sum``, ``min``, ``max``, ``indexOf``, ``lastIndexOf``), timestamp
+accessors with a time zone (``getHours('01:00')``), ``string()`` of a bool, the sets
 extension and the quantity library (``quantity``, ``isQuantity``, ``compareTo``...; a quantity
 is carried as its decimal-form string, one per amount, so ``==`` compares amounts). Not
 available (a rule using them compiles, and reports the function as unavailable when it runs):
@@ -20,12 +21,15 @@ objects happens here (that is :mod:`~codeflare.k8s.schema.rules`).
 
 from __future__ import annotations
 
+import datetime
 import importlib
 import importlib.machinery
 import importlib.util
 import itertools
+import re
 import sys
 import threading
+import zoneinfo
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -69,6 +73,8 @@ def _load() -> ModuleType:
 
 
 # --- extension functions ---------------------------------------------------------------------
+# The library calls a registered function only where none of its own applies, so a name it
+# already has (``getDate``, ``string``) adds the missing overloads without replacing its own.
 
 _FAILURE = threading.local()
 
@@ -192,6 +198,46 @@ def _sets_intersects(left: list[Any], right: list[Any]) -> bool:
     return any(_key(item) in keys for item in right)
 
 
+def _zoned(moment: Any, zone: str) -> datetime.datetime:
+    """``moment`` in time zone ``zone``: ``UTC``, an offset (``01:00``, ``-05:30``) or an IANA name."""
+    if not isinstance(moment, datetime.datetime):
+        raise ExtensionError("no such overload")
+    offset = re.fullmatch(r"([+-]?)(\d{2}):(\d{2})", zone)
+    if offset:
+        delta = datetime.timedelta(hours=int(offset.group(2)), minutes=int(offset.group(3)))
+        return moment.astimezone(datetime.timezone(-delta if offset.group(1) == "-" else delta))
+    try:
+        return moment.astimezone(zoneinfo.ZoneInfo(zone))
+    except (zoneinfo.ZoneInfoNotFoundError, ValueError):
+        raise ExtensionError(f"invalid time zone: {zone}") from None
+
+
+# Timestamp accessors with a time zone argument (the library has only the UTC forms).
+_IN_ZONE: dict[str, Callable[[datetime.datetime], int]] = {
+    "getFullYear": lambda t: t.year,
+    "getMonth": lambda t: t.month - 1,
+    "getDate": lambda t: t.day,
+    "getDayOfMonth": lambda t: t.day - 1,
+    "getDayOfWeek": lambda t: (t.weekday() + 1) % 7,
+    "getDayOfYear": lambda t: t.timetuple().tm_yday - 1,
+    "getHours": lambda t: t.hour,
+    "getMinutes": lambda t: t.minute,
+    "getSeconds": lambda t: t.second,
+    "getMilliseconds": lambda t: t.microsecond // 1000,
+}
+
+
+def _accessor(part: Callable[[datetime.datetime], int]) -> Callable[[Any, str], int]:
+    return lambda moment, zone: part(_zoned(moment, zone))
+
+
+def _string(value: Any) -> str:
+    """``string()`` of a bool (the library converts every other type itself)."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    raise ExtensionError("no such overload")
+
+
 _QUANTITY_SYNTAX = "'^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'"
 
 
@@ -208,6 +254,8 @@ def _q(text: Any) -> Any:
 
 
 EXTENSIONS: dict[str, Callable[..., Any]] = {
+    **{name: _accessor(part) for name, part in _IN_ZONE.items()},
+    "string": _string,
     "bool": _bool,
     "charAt": _char_at,
     "indexOf": _index_of,
