@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 import os
-import shutil
 import subprocess
 from collections.abc import Iterator
 from pathlib import Path
@@ -14,15 +13,12 @@ import yaml
 
 from tests.apiserver.http_support import alice_edits_team_a, client, ok
 from tests.support.apiserver import ServerProcess, serving_with_tokens
+from tests.support.kubectl import KUBECTL, NEEDS_KUBECTL
 
-KUBECTL = shutil.which("kubectl")
 CRDS = Path(__file__).resolve().parents[2] / "deploy" / "crds"
 TOKENS = 'alice-token,alice,1001,"ml"\n'
 
-pytestmark = [
-    pytest.mark.kubectl,
-    pytest.mark.skipif(KUBECTL is None, reason="no kubectl binary on PATH"),
-]
+pytestmark = NEEDS_KUBECTL
 
 
 @pytest.fixture(scope="module")

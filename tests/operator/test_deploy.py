@@ -14,7 +14,6 @@ import ast
 import importlib
 import inspect
 import pkgutil
-import shutil
 import subprocess
 from pathlib import Path
 from typing import Any
@@ -38,10 +37,10 @@ from codeflare.operator.scaleout import controller as scaleout_controller
 from codeflare.operator.scaleout import groups as scaleout_groups
 from codeflare.operator.webhooks import server as webhook_server
 from tests.support.apiserver import ServerProcess
+from tests.support.kubectl import KUBECTL, NEEDS_KUBECTL
 
 REPO = Path(__file__).resolve().parents[2]
 NAMESPACE = "codeflare-system"
-KUBECTL = shutil.which("kubectl")
 Obj = dict[str, Any]
 Need = tuple[str, str, str]  # (apiGroup, resource[/subresource], verb)
 PROVIDER_KINDS = tuple(p.kind for p in scaleout_groups.PROVIDERS.values())
@@ -68,7 +67,7 @@ SECRET_GRANTS = {("", "secrets", "create")}
 # Kinds the operator only touches in its own namespace: granted by a Role, not the ClusterRole.
 OWN_NAMESPACE_ONLY = {kinds.CONFIGMAP, kinds.LEASE}
 
-pytestmark = pytest.mark.skipif(KUBECTL is None, reason="kubectl is not installed")
+pytestmark = NEEDS_KUBECTL
 
 
 @pytest.fixture(scope="module")
