@@ -12,6 +12,7 @@ import pytest
 import yaml
 
 from codeflare.api.crds import crd_for, load_crds
+from codeflare.k8s import schema as schema_engine
 
 REPO = Path(__file__).resolve().parents[4]
 DEPLOY = REPO / "deploy" / "crds"
@@ -565,48 +566,34 @@ def test_the_declared_field_check_catches_typos() -> None:
     assert undeclared_fields(typo, schema_of(typo)) == [".spec.workerGroupSpec"]
 
 
-def _schema_module() -> Any:
-    try:
-        from codeflare.k8s import schema
-    except Exception as error:  # the validator is another component; skip, never fail, without it
-        pytest.skip(f"codeflare.apiserver.schema unavailable: {error}")
-    return schema
-
-
 @pytest.mark.parametrize("example", EXAMPLES, ids=lambda obj: obj["kind"])
 def test_examples_pass_the_api_server_validator(example: dict[str, Any]) -> None:
-    schema = _schema_module()
-    assert schema.validate(example, schema_of(example)) == []
+    assert schema_engine.validate(example, schema_of(example)) == []
 
 
 def test_api_server_validator_rejects_bad_enum_and_negative_count() -> None:
-    schema = _schema_module()
     bad_queue = {**CLUSTER_QUEUE, "spec": {**CLUSTER_QUEUE["spec"], "queueingStrategy": "LIFO"}}
-    assert schema.validate(bad_queue, schema_of(bad_queue)) != []
+    assert schema_engine.validate(bad_queue, schema_of(bad_queue)) != []
     pod_sets = [{"name": "main", "count": -1, "template": POD_TEMPLATE}]
     bad_workload = {**WORKLOAD, "spec": {**WORKLOAD["spec"], "podSets": pod_sets}}
-    assert schema.validate(bad_workload, schema_of(bad_workload)) != []
+    assert schema_engine.validate(bad_workload, schema_of(bad_workload)) != []
 
 
 @pytest.mark.parametrize("name", sorted(EXPECTED))
 def test_api_server_accepts_the_schema_as_structural(name: str) -> None:
-    schema = _schema_module()
-    if not hasattr(schema, "check_structural"):
-        pytest.skip("codeflare.apiserver.schema has no check_structural yet")
     plural, _, group = name.partition(".")
     (served,) = crd_for(group, plural)["spec"]["versions"]
-    assert schema.check_structural(served["schema"]["openAPIV3Schema"]) == []
+    assert schema_engine.check_structural(served["schema"]["openAPIV3Schema"]) == []
 
 
 def test_api_server_applies_the_documented_defaults() -> None:
-    schema = _schema_module()
     cluster = {
         "apiVersion": "ray.io/v1",
         "kind": "RayCluster",
         "metadata": {"name": "c"},
         "spec": {"headGroupSpec": {"template": {}}, "workerGroupSpecs": [{"groupName": "g", "template": {}}]},
     }
-    schema.apply_defaults(cluster, schema_of(cluster))
+    schema_engine.apply_defaults(cluster, schema_of(cluster))
     worker = cluster["spec"]["workerGroupSpecs"][0]  # type: ignore[index]
     assert (worker["numOfHosts"], worker["replicas"], worker["minReplicas"]) == (1, 0, 0)
     queue = {
@@ -615,7 +602,7 @@ def test_api_server_applies_the_documented_defaults() -> None:
         "metadata": {"name": "q"},
         "spec": {},
     }
-    schema.apply_defaults(queue, schema_of(queue))
+    schema_engine.apply_defaults(queue, schema_of(queue))
     spec = queue["spec"]
     assert spec["queueingStrategy"] == "BestEffortFIFO"  # type: ignore[index]
     assert spec["preemption"] == {"withinClusterQueue": "Never", "reclaimWithinCohort": "Never"}  # type: ignore[index]
