@@ -94,8 +94,6 @@ class AdmissionEngine:
         self.state.nodes.invalidate()
         self._wake_all()
 
-    update_resource_flavor = add_resource_flavor
-
     def remove_resource_flavor(self, name: str) -> None:
         """Remove a ResourceFlavor; queues naming it become inactive."""
         self.state.flavors.pop(name, None)
@@ -144,8 +142,6 @@ class AdmissionEngine:
         self.state.lqs[(queue.namespace, queue.name)] = queue
         self._replace_local_queue_workloads((queue.namespace, queue.name))
 
-    update_local_queue = add_local_queue
-
     def remove_local_queue(self, namespace: str, name: str) -> None:
         """Remove a LocalQueue; its pending workloads report it missing."""
         self.state.lqs.pop((namespace, name), None)
@@ -156,8 +152,6 @@ class AdmissionEngine:
         self.state.namespaces[name] = dict(labels)
         for lq_key in sorted(k for k in self.state.by_lq if k[0] == name):
             self._replace_local_queue_workloads(lq_key)
-
-    update_namespace = add_namespace
 
     def remove_namespace(self, name: str) -> None:
         """Forget a namespace's labels."""
@@ -176,8 +170,6 @@ class AdmissionEngine:
         self.state.nodes.set_node(node.name, node)
         if self.state.capacity_check:
             self._wake_all()
-
-    update_node = add_node
 
     def remove_node(self, name: str) -> None:
         """Remove a node of the capacity snapshot."""
@@ -336,15 +328,6 @@ class AdmissionEngine:
     def pending_reason(self, key: str) -> PendingInfo | None:
         """Why a pending workload is not admitted (None when admitted or unknown)."""
         return pending_reason(self.state, key)
-
-    def pending_reasons(self) -> dict[str, PendingInfo]:
-        """Reasons for every pending workload (costs one lookup per pending workload)."""
-        out: dict[str, PendingInfo] = {}
-        for key in sorted(self.state.workloads):
-            info = self.pending_reason(key)
-            if info is not None:
-                out[key] = info
-        return out
 
     # -- the decision cycle ------------------------------------------------------------------
     def schedule(self, now: float) -> SchedulingResult:

@@ -17,7 +17,7 @@ import re
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 
-from codeflare.k8s.quantity import QuantityError, format_milli, milli_value
+from codeflare.k8s.quantity import QuantityError, milli_value
 from codeflare.scheduling.model import PodSet
 
 Requests = Mapping[str, int]  # resource -> milli-units
@@ -356,8 +356,3 @@ def describe_request(request: ScaleRequest, group: NodeGroup | None) -> str:
     title = group.title if group is not None else request.group
     noun = "node" if request.nodes == 1 else "nodes"
     return f"waiting for {request.nodes} new {noun} of {title}"
-
-
-def describe_shape(shape: Requests) -> str:
-    """``cpu=8, memory=32Gi, nvidia.com/gpu=1`` for messages."""
-    return ", ".join(f"{r}={format_milli(v)}" for r, v in sorted(shape.items()))
