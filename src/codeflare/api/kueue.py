@@ -1,7 +1,8 @@
 """Build the kueue.x-k8s.io/v1beta1 objects an administrator creates: flavors, queues, priorities.
 
 ResourceFlavor, ClusterQueue (one resource group whose covered resources are the union of what
-the flavors list), LocalQueue (optionally the namespace's default) and WorkloadPriorityClass.
+the flavors list), LocalQueue (optionally the namespace's default, which
+:func:`is_default_local_queue` reads back) and WorkloadPriorityClass.
 Names and quantities are checked here with messages naming the argument, then every manifest is
 checked against our CRD. A flavor that does not list a covered resource gets a nominal quota of
 0 for it (Kueue requires every flavor of a group to list every covered resource). No I/O.
@@ -23,6 +24,7 @@ __all__ = [
     "build_local_queue",
     "build_resource_flavor",
     "build_workload_priority_class",
+    "is_default_local_queue",
 ]
 
 KUEUE_API_VERSION = "kueue.x-k8s.io/v1beta1"
@@ -129,6 +131,12 @@ def build_local_queue(name: str, namespace: str, cluster_queue: str, default: bo
         metadata["annotations"] = {DEFAULT_QUEUE_ANNOTATION: "true"}
     return _finish({"apiVersion": KUEUE_API_VERSION, "kind": "LocalQueue", "metadata": metadata,
                     "spec": {"clusterQueue": cluster_queue}})
+
+
+def is_default_local_queue(local_queue: dict[str, Any]) -> bool:
+    """Whether a LocalQueue is marked its namespace's default (annotation value ``true``, any case)."""
+    annotations = (local_queue.get("metadata") or {}).get("annotations") or {}
+    return str(annotations.get(DEFAULT_QUEUE_ANNOTATION, "")).lower() == "true"
 
 
 def build_workload_priority_class(name: str, value: int, description: str = "") -> dict[str, Any]:

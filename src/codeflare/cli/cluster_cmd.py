@@ -18,10 +18,10 @@ from codeflare.cli.output import (
     action_group,
     connect,
     emit,
+    emit_rows,
     guarded,
     namespace_of,
     print_fields,
-    print_table,
     say,
 )
 
@@ -181,12 +181,10 @@ def _list(args: argparse.Namespace) -> int:
         }
         for i in infos
     ]
-    columns = ("NAME", "STATUS", "WORKERS", "WORKER CPU", "WORKER MEM", "GPUS", "HEAD CPU", "HEAD MEM",
-               "QUEUE", "DASHBOARD")
-    keys = ("name", "status", "workers", "worker_cpus", "worker_memory", "worker_gpus", "head_cpus",
-            "head_memory", "queue", "dashboard")
-    emit(args, rows, lambda: print_table(None, columns, ([r[k] for k in keys] for r in rows))
-         if rows else say(args, "no clusters"))
+    columns = {"NAME": "name", "STATUS": "status", "WORKERS": "workers", "WORKER CPU": "worker_cpus",
+               "WORKER MEM": "worker_memory", "GPUS": "worker_gpus", "HEAD CPU": "head_cpus",
+               "HEAD MEM": "head_memory", "QUEUE": "queue", "DASHBOARD": "dashboard"}
+    emit_rows(args, rows, columns, "no clusters")
     return EXIT_OK
 
 

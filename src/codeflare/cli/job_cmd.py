@@ -23,11 +23,11 @@ from codeflare.cli.output import (
     action_group,
     connect,
     emit,
+    emit_rows,
     error,
     guarded,
     namespace_of,
     print_fields,
-    print_table,
     say,
 )
 from codeflare.k8s.constants import QUEUE_NAME_LABEL, RAY_CLUSTER_LABEL
@@ -194,8 +194,7 @@ def _list(args: argparse.Namespace) -> int:
             "entrypoint": spec.get("entrypoint"),
             "message": status.get("message") or "",
         })
-    columns = ("NAME", "DEPLOYMENT", "JOB", "CLUSTER", "QUEUE", "ENTRYPOINT", "MESSAGE")
-    keys = ("name", "deployment", "job", "cluster", "queue", "entrypoint", "message")
-    emit(args, rows, lambda: print_table(None, columns, ([r[k] for k in keys] for r in rows))
-         if rows else say(args, "no jobs"))
+    columns = {"NAME": "name", "DEPLOYMENT": "deployment", "JOB": "job", "CLUSTER": "cluster",
+               "QUEUE": "queue", "ENTRYPOINT": "entrypoint", "MESSAGE": "message"}
+    emit_rows(args, rows, columns, "no jobs")
     return EXIT_OK

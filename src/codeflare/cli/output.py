@@ -14,7 +14,7 @@ import argparse
 import functools
 import json
 import sys
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -155,6 +155,29 @@ def print_table(title: str | None, columns: Sequence[str], rows: Iterable[Sequen
     for row in rows:
         table.add_row(*("-" if cell in (None, "") else str(cell) for cell in row))
     Console(width=max(120, Console().width), highlight=False).print(table)
+
+
+Column = str | Callable[[dict[str, Any]], Any]
+
+
+def emit_rows(
+    args: argparse.Namespace, rows: list[dict[str, Any]], columns: Mapping[str, Column], empty: str
+) -> None:
+    """``rows`` as json/yaml when asked, else a table or ``empty`` when there are none.
+
+    ``columns`` maps each header to the row key it shows (or to a function of the row).
+    """
+
+    def cell(row: dict[str, Any], column: Column) -> Any:
+        return row[column] if isinstance(column, str) else column(row)
+
+    def table() -> None:
+        if not rows:
+            say(args, empty)
+            return
+        print_table(None, tuple(columns), ([cell(row, c) for c in columns.values()] for row in rows))
+
+    emit(args, rows, table)
 
 
 def print_fields(pairs: Iterable[tuple[str, Any]]) -> None:

@@ -13,16 +13,16 @@ from typing import Any
 
 from codeflare.cli.output import (
     EXIT_OK,
+    Column,
     action_group,
     connect,
     emit,
+    emit_rows,
     guarded,
     namespace_of,
     print_fields,
     print_table,
-    say,
 )
-from codeflare.k8s.constants import DEFAULT_QUEUE_ANNOTATION
 
 
 def register(subparsers: Any, name: str) -> None:
@@ -46,10 +46,10 @@ def _list(args: argparse.Namespace) -> int:
 
     with connect(args) as client:
         queues = list_local_queues(namespace_of(args, client), client)
-    columns = ("NAME", "CLUSTER QUEUE", "DEFAULT", "PENDING", "ADMITTED")
-    rows = ([q["name"], q["cluster_queue"], "yes" if q["default"] else "", q["pending"], q["admitted"]]
-            for q in queues)
-    emit(args, queues, lambda: print_table(None, columns, rows) if queues else say(args, "no LocalQueues"))
+    columns: dict[str, Column] = {"NAME": "name", "CLUSTER QUEUE": "cluster_queue",
+                                  "DEFAULT": lambda q: "yes" if q["default"] else "",
+                                  "PENDING": "pending", "ADMITTED": "admitted"}
+    emit_rows(args, queues, columns, "no LocalQueues")
     return EXIT_OK
 
 
@@ -73,7 +73,7 @@ def quota_rows(cluster_queue: dict[str, Any] | None) -> list[dict[str, Any]]:
 
 def _describe(args: argparse.Namespace) -> int:
     from codeflare.kube import kinds
-    from codeflare.sdk.cluster import list_all_queued
+    from codeflare.sdk.cluster import list_all_queued, local_queue_summary
 
     with connect(args) as client:
         namespace = namespace_of(args, client)
@@ -81,16 +81,9 @@ def _describe(args: argparse.Namespace) -> int:
         cq_name = str((queue.get("spec") or {}).get("clusterQueue") or "")
         cluster_queue = client.kube.find(kinds.CLUSTER_QUEUE, cq_name) if cq_name else None
         waiting = [w for w in list_all_queued(namespace, client) if w.get("queue") == args.name]
-    status = queue.get("status") or {}
-    annotations = queue["metadata"].get("annotations") or {}
     data = {
-        "name": args.name,
-        "namespace": namespace,
-        "cluster_queue": cq_name,
+        **local_queue_summary(queue),
         "cluster_queue_exists": cluster_queue is not None,
-        "default": str(annotations.get(DEFAULT_QUEUE_ANNOTATION, "")).lower() == "true",
-        "pending": status.get("pendingWorkloads", 0),
-        "admitted": status.get("admittedWorkloads", 0),
         "quota": quota_rows(cluster_queue),
         "queued": waiting,
     }

@@ -10,7 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from codeflare.k8s.constants import DEFAULT_QUEUE_ANNOTATION
+from codeflare.api.kueue import is_default_local_queue
 
 if TYPE_CHECKING:
     from codeflare.kube.client import Kube
@@ -51,8 +51,7 @@ class Client:
         except errors.KubeError:
             return None
         for queue in queues:
-            annotations = (queue.get("metadata") or {}).get("annotations") or {}
-            if str(annotations.get(DEFAULT_QUEUE_ANNOTATION, "")).lower() == "true":
+            if is_default_local_queue(queue):
                 return str(queue["metadata"]["name"])
         return None
 

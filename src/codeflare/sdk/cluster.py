@@ -14,8 +14,9 @@ import urllib.error
 import urllib.request
 from typing import Any
 
+from codeflare.api.kueue import is_default_local_queue
 from codeflare.errors import CodeFlareError, MissingDependency, WaitTimeout
-from codeflare.k8s.constants import DASHBOARD_URL_ANNOTATION, DEFAULT_QUEUE_ANNOTATION, JOB_UID_LABEL
+from codeflare.k8s.constants import DASHBOARD_URL_ANNOTATION, JOB_UID_LABEL
 from codeflare.k8s.ownerrefs import owner_references
 from codeflare.kube import errors, kinds
 from codeflare.kube.kinds import Kind
@@ -335,20 +336,21 @@ def list_all_queued(namespace: str | None = None, client: Client | None = None) 
 
 
 def list_local_queues(namespace: str | None = None, client: Client | None = None) -> list[dict[str, Any]]:
+    """Every LocalQueue of the namespace with its ClusterQueue and counters: one list call."""
     client = client or Client.default()
-    out = []
-    for lq in client.kube.list(kinds.LOCAL_QUEUE, namespace or client.namespace):
-        status = lq.get("status") or {}
-        annotations = lq["metadata"].get("annotations") or {}
-        out.append(
-            {
-                "name": lq["metadata"]["name"],
-                "namespace": lq["metadata"].get("namespace"),
-                "cluster_queue": (lq.get("spec") or {}).get("clusterQueue"),
-                "default": str(annotations.get(DEFAULT_QUEUE_ANNOTATION, "")).lower() == "true",
-                "pending": status.get("pendingWorkloads", 0),
-                "admitted": status.get("admittedWorkloads", 0),
-                "flavors": [f.get("name") for f in status.get("flavorUsage") or []],
-            }
-        )
-    return out
+    queues = client.kube.list(kinds.LOCAL_QUEUE, namespace or client.namespace)
+    return [local_queue_summary(lq) for lq in queues]
+
+
+def local_queue_summary(lq: dict[str, Any]) -> dict[str, Any]:
+    """What a user asks of a LocalQueue: its ClusterQueue, whether it is the default, its counters."""
+    status = lq.get("status") or {}
+    return {
+        "name": lq["metadata"]["name"],
+        "namespace": lq["metadata"].get("namespace"),
+        "cluster_queue": (lq.get("spec") or {}).get("clusterQueue"),
+        "default": is_default_local_queue(lq),
+        "pending": status.get("pendingWorkloads", 0),
+        "admitted": status.get("admittedWorkloads", 0),
+        "flavors": [f.get("name") for f in status.get("flavorUsage") or []],
+    }
