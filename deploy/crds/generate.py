@@ -679,7 +679,10 @@ def local_queue() -> Schema:
     spec = obj(
         {
             "clusterQueue": string(
-                "The ClusterQueue serving this queue.", maxLength=253, pattern=DNS_SUBDOMAIN
+                "The ClusterQueue serving this queue.",
+                maxLength=253,
+                pattern=DNS_SUBDOMAIN,
+                **{"x-kubernetes-validations": [{"rule": "self == oldSelf", "message": "field is immutable"}]},
             ),
             "stopPolicy": enum(["None", "Hold", "HoldAndDrain"], "Stop admitting (and evicting).", "None"),
         },

@@ -58,8 +58,11 @@ class FieldError:
 
     def message(self) -> str:
         """Render the error the way Kubernetes does: ``spec.x: Invalid value: 3: must be ...``."""
-        prefix = _DETAIL_PREFIX.get(self.type, "Invalid value")
-        text = f"{self.field}: {prefix}"
+        return f"{self.field}: {self.body()}"
+
+    def body(self) -> str:
+        """The message without the field (``field.Error.ErrorBody``): ``Invalid value: 3: must be ...``."""
+        text = _DETAIL_PREFIX.get(self.type, "Invalid value")
         if self.value is not _NO_VALUE and self.type not in (FIELD_REQUIRED, FIELD_FORBIDDEN):
             text += f": {_render_value(self.value)}"
         if self.detail:
@@ -67,7 +70,10 @@ class FieldError:
         return text
 
     def cause(self) -> dict[str, Any]:
-        return {"reason": self.type, "message": self.message(), "field": self.field}
+        """A ``Status`` cause, as kube-apiserver writes it: the field apart from the message (kubectl
+        prints ``field: message``); a field-manager conflict's message is the conflict alone."""
+        message = self.detail if self.type == FIELD_CONFLICT else self.body()
+        return {"reason": self.type, "message": message, "field": self.field}
 
 
 def json_type(value: Any, *, whole_floats_are_integers: bool = True) -> str:
