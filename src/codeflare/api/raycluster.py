@@ -27,6 +27,7 @@ __all__ = [
     "ClusterSettings",
     "WorkerGroupSettings",
     "build_raycluster",
+    "dashboard_name",
     "raycluster_spec",
 ]
 
@@ -42,6 +43,11 @@ DEFAULT_RESOURCE_MAPPING: Mapping[str, str] = {
 }
 HEAD_PORTS = (("gcs", 6379), ("dashboard", 8265), ("client", 10001), ("metrics", 8080))
 AUTOSCALER_OPTIONS = {"upscalingMode": "Default", "idleTimeoutSeconds": 60}
+
+
+def dashboard_name(cluster: str) -> str:
+    """The Ingress or Route exposing a cluster's dashboard: the operator creates it, the SDK reads it."""
+    return f"ray-dashboard-{cluster}"
 
 
 class WorkerGroupSettings(Protocol):

@@ -15,6 +15,7 @@ import urllib.request
 from typing import Any
 
 from codeflare.api.kueue import is_default_local_queue
+from codeflare.api.raycluster import dashboard_name
 from codeflare.errors import CodeFlareError, MissingDependency, WaitTimeout
 from codeflare.k8s.constants import DASHBOARD_URL_ANNOTATION, JOB_UID_LABEL
 from codeflare.k8s.ownerrefs import owner_references
@@ -185,24 +186,19 @@ def dashboard_uri(
 
     ``ingresses``/``routes`` (by name, from one list call each) spare GETs per cluster when listing.
     """
-    annotations = (rc.get("metadata") or {}).get("annotations") or {}
+    meta = rc.get("metadata") or {}
+    annotations = meta.get("annotations") or {}
     if annotations.get(DASHBOARD_URL_ANNOTATION):
         return str(annotations[DASHBOARD_URL_ANNOTATION])
-    meta = rc.get("metadata") or {}
-    ingress_name = f"ray-dashboard-{meta.get('name')}"
-    if ingresses is not None:
-        ingress = ingresses.get(ingress_name)
-    else:
-        try:
-            ingress = client.kube.find(kinds.INGRESS, ingress_name, meta.get("namespace"))
-        except errors.KubeError:
-            ingress = None
+    name, namespace = dashboard_name(str(meta.get("name"))), meta.get("namespace")
+    ingress = _exposing(client, kinds.INGRESS, name, namespace, ingresses)
     if ingress is not None:
         rules = (ingress.get("spec") or {}).get("rules") or []
         if rules and rules[0].get("host"):
             scheme = "https" if (ingress.get("spec") or {}).get("tls") else "http"
             return f"{scheme}://{rules[0]['host']}"
-    route_host = _route_host(client, rc, routes) if ingress is None else None
+    route = _exposing(client, kinds.ROUTE, name, namespace, routes) if ingress is None else None
+    route_host = _route_host(route) if route is not None else None
     if route_host:
         return f"https://{route_host}"
     status = rc.get("status") or {}
@@ -213,21 +209,29 @@ def dashboard_uri(
     return None
 
 
-def _route_host(
-    client: Client, rc: dict[str, Any], routes: dict[str, dict[str, Any]] | None = None
-) -> str | None:
-    """The host of the OpenShift Route ``ray-dashboard-<name>`` (None off OpenShift or before admission)."""
-    meta = rc.get("metadata") or {}
-    name = f"ray-dashboard-{meta.get('name')}"
-    if routes is not None:
-        route = routes.get(name)
-    else:
-        try:
-            route = client.kube.find(kinds.ROUTE, name, meta.get("namespace"))
-        except errors.KubeError:
-            return None
-    if route is None:
+def _exposing(
+    client: Client, kind: Kind, name: str, namespace: str | None, listed: dict[str, dict[str, Any]] | None
+) -> dict[str, Any] | None:
+    """The Ingress or Route ``name``: from the caller's listing when given, else one GET (None when
+    it does not exist yet, or the cluster serves no such kind: Routes exist only on OpenShift)."""
+    if listed is not None:
+        return listed.get(name)
+    try:
+        return client.kube.find(kind, name, namespace)
+    except errors.KubeError:
         return None
+
+
+def _by_name(client: Client, kind: Kind, namespace: str) -> dict[str, dict[str, Any]]:
+    """Every ``kind`` of the namespace by name, in one list call (none where the kind is not served)."""
+    try:
+        return {obj["metadata"]["name"]: obj for obj in client.kube.list(kind, namespace)}
+    except errors.KubeError:
+        return {}
+
+
+def _route_host(route: dict[str, Any]) -> str | None:
+    """The host an OpenShift Route serves (its spec's, else the one the router admitted)."""
     ingresses = (route.get("status") or {}).get("ingress") or []
     host = (route.get("spec") or {}).get("host") or (ingresses[0].get("host") if ingresses else None)
     return str(host) if host else None
@@ -302,14 +306,8 @@ def list_all_clusters(namespace: str | None = None, client: Client | None = None
     routes: dict[str, dict[str, Any]] = {}
     if any(not ((rc.get("metadata") or {}).get("annotations") or {}).get(DASHBOARD_URL_ANNOTATION)
            for rc in clusters):
-        try:
-            ingresses = {i["metadata"]["name"]: i for i in client.kube.list(kinds.INGRESS, namespace)}
-        except errors.KubeError:
-            ingresses = {}
-        try:
-            routes = {r["metadata"]["name"]: r for r in client.kube.list(kinds.ROUTE, namespace)}
-        except errors.KubeError:  # not OpenShift
-            routes = {}
+        ingresses = _by_name(client, kinds.INGRESS, namespace)
+        routes = _by_name(client, kinds.ROUTE, namespace)
     return [info_of(rc, dashboard_uri(client, rc, ingresses, routes) or "") for rc in clusters]
 
 
