@@ -257,8 +257,15 @@ def _correlate(node: RuleNode, old: Any) -> Any:
 def _run_rules(
     node: RuleNode, path: str, value: Any, old: Any, budget: _Budget, errs: list[FieldError]
 ) -> None:
-    transition = any(r.uses_old_self for r in node.rules)
-    has_old = transition and old is not None
+    has_old = old is not None and any(r.uses_old_self for r in node.rules)
+    runnable: list[Rule] = []
+    for rule in node.rules:
+        if rule.compile_error:
+            errs.append(_invalid(path, node, f"rule compile error: {rule.compile_error}"))
+        elif rule.expression is not None and (has_old or rule.optional_old_self or not rule.uses_old_self):
+            runnable.append(rule)
+    if not runnable:
+        return  # e.g. only transition rules, on create: nothing is bound, nothing is charged
     size, widest = measure(value)
     if has_old:
         old_size, old_widest = measure(old)
@@ -266,15 +273,10 @@ def _run_rules(
     budget.charge(BIND_COST_PER_NODE * size, path, node, errs, "validation")
     view = to_cel(value, node.schema, node.resource_root)
     old_view = to_cel(old, node.schema, node.resource_root) if has_old else None
-    expressions = [e for r in node.rules for e in (r.expression, r.message_expression) if e is not None]
+    expressions = [e for r in runnable for e in (r.expression, r.message_expression) if e is not None]
     plain = context(expressions, {"self": view, **({"oldSelf": old_view} if has_old else {})})
     optional: Any = None
-    for rule in node.rules:
-        if rule.compile_error:
-            errs.append(_invalid(path, node, f"rule compile error: {rule.compile_error}"))
-            continue
-        if rule.expression is None or (rule.uses_old_self and not has_old and not rule.optional_old_self):
-            continue
+    for rule in runnable:
         activation = plain
         if rule.optional_old_self:
             if optional is None:

@@ -294,3 +294,75 @@ def test_rules_compile_once_per_schema() -> None:
     first = compiled.rules()
     assert first is not None and compiled.rules() is first
     assert CompiledSchema({"type": "object"}).rules() is None
+
+
+# --- rules Kueue's own CRDs carry -------------------------------------------------------------
+
+# kubernetes-sigs/kueue apis/kueue/v1beta1/clusterqueue_types.go (ClusterQueueSpec, ResourceGroup).
+KUEUE_SPEC_RULE = {
+    "rule": "!has(self.cohort) && has(self.resourceGroups) ? self.resourceGroups.all(rg, rg.flavors.all(f, "
+    "f.resources.all(r, !has(r.borrowingLimit)))) : true",
+    "message": "borrowingLimit must be nil when cohort is empty",
+}
+KUEUE_GROUP_RULE = {
+    "rule": "self.flavors.all(x, size(x.resources) == size(self.coveredResources))",
+    "message": "flavors must have the same number of resources as the coveredResources",
+}
+QUOTA = {"x-kubernetes-int-or-string": True}
+CLUSTER_QUEUE = spec_schema(
+    {
+        "cohort": {"type": "string"},
+        "resourceGroups": {
+            "type": "array",
+            "items": {
+                "type": "object",
+                "x-kubernetes-validations": [KUEUE_GROUP_RULE],
+                "properties": {
+                    "coveredResources": {"type": "array", "items": {"type": "string"}},
+                    "flavors": {
+                        "type": "array",
+                        "items": {
+                            "type": "object",
+                            "properties": {
+                                "name": {"type": "string"},
+                                "resources": {
+                                    "type": "array",
+                                    "items": {
+                                        "type": "object",
+                                        "properties": {
+                                            "name": {"type": "string"},
+                                            "nominalQuota": QUOTA,
+                                            "borrowingLimit": QUOTA,
+                                        },
+                                    },
+                                },
+                            },
+                        },
+                    },
+                },
+            },
+        },
+    },
+    [KUEUE_SPEC_RULE],
+)
+
+
+def _group(*resources: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "coveredResources": ["cpu", "memory"],
+        "flavors": [{"name": "default", "resources": list(resources)}],
+    }
+
+
+def test_kueue_cluster_queue_rules_refuse_what_kueue_refuses() -> None:
+    cpu, memory = {"name": "cpu", "nominalQuota": 9}, {"name": "memory", "nominalQuota": "36Gi"}
+    assert validate(cr(resourceGroups=[_group(cpu, memory)]), CLUSTER_QUEUE) == []
+    borrowing = {**cpu, "borrowingLimit": 1}
+    assert validate(cr(cohort="all", resourceGroups=[_group(borrowing, memory)]), CLUSTER_QUEUE) == []
+    assert messages(validate(cr(resourceGroups=[_group(borrowing, memory)]), CLUSTER_QUEUE)) == [
+        'spec: Invalid value: "object": borrowingLimit must be nil when cohort is empty'
+    ]
+    assert messages(validate(cr(resourceGroups=[_group(cpu)]), CLUSTER_QUEUE)) == [
+        'spec.resourceGroups[0]: Invalid value: "object": '
+        "flavors must have the same number of resources as the coveredResources"
+    ]
