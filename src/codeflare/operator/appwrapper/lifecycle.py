@@ -426,8 +426,7 @@ def summarize_pods(pods: Sequence[Mapping[str, Any]]) -> PodCounts:
                     codes.append(code)
         elif phase == "Running":
             running += 1
-            conditions = status.get("conditions") or []
-            if any(c.get("type") == "Ready" and c.get("status") == "True" for c in conditions):
+            if _is_true(status, "Ready"):
                 ready += 1
         else:
             pending += 1
@@ -440,13 +439,11 @@ def component_outcome(obj: Mapping[str, Any]) -> tuple[str | None, str]:
     kind, api_version = obj.get("kind"), str(obj.get("apiVersion", ""))
     status = obj.get("status") or {}
     if kind == "Job" and api_version.startswith("batch/"):
-        for condition in status.get("conditions") or []:
-            if condition.get("status") != "True":
-                continue
-            if condition.get("type") == "Complete":
-                return "succeeded", ""
-            if condition.get("type") == "Failed":
-                return "failed", str(condition.get("message") or condition.get("reason") or "")
+        if _is_true(status, "Complete"):
+            return "succeeded", ""
+        if _is_true(status, "Failed"):
+            failure = _condition(status, "Failed") or {}
+            return "failed", str(failure.get("message") or failure.get("reason") or "")
         return None, ""
     if kind == "RayCluster":
         state = str(status.get("state") or "").lower()

@@ -27,7 +27,7 @@ import logging
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
-from codeflare.k8s.conditions import find_condition, is_condition_true, set_condition
+from codeflare.k8s.conditions import conditions_of, find_condition, is_condition_true, set_condition
 from codeflare.k8s.constants import (
     RESERVED_FOR_ANNOTATION,
 )
@@ -178,7 +178,7 @@ class ScaleOutController:
         for key, obj in workloads.items():
             if (obj.get("status") or {}).get("admission") or finished(obj):
                 continue
-            reserved = find_condition(_conditions(obj), "QuotaReserved") or {}
+            reserved = find_condition(conditions_of(obj), "QuotaReserved") or {}
             if reserved.get("status") != "False":
                 continue
             shortfalls = parse_capacity_reason(str(reserved.get("message") or ""))
@@ -265,7 +265,7 @@ class ScaleOutController:
         for key, reason in plan.refused.items():
             await self._condition(workloads.get(key), "False", "NotScaledOut", f"not scaled out: {reason}")
         for wl in workloads.values():
-            if (wl.get("status") or {}).get("admission") and is_condition_true(_conditions(wl), CONDITION):
+            if (wl.get("status") or {}).get("admission") and is_condition_true(conditions_of(wl), CONDITION):
                 await self._condition(wl, "False", "Admitted", "admitted: no longer waiting for nodes")
 
     async def _condition(self, wl: Obj | None, status: str, reason: str, message: str) -> None:
@@ -391,10 +391,6 @@ class ScaleOutController:
                 self.own.remember(kinds.NODE, await self.ctx.kube.patch(kinds.NODE, node_name, body))
 
 
-def _conditions(obj: Obj) -> list[Obj]:
-    return list((obj.get("status") or {}).get("conditions") or [])
-
-
 def _group_nodes(members: list[Obj]) -> list[GroupNode]:
     """The group's nodes as the reservation plan sees them: name, creation time, reservation."""
     return [
@@ -409,10 +405,10 @@ def _group_nodes(members: list[Obj]) -> list[GroupNode]:
 
 def _with_condition(workload: Obj, status: str, reason: str, message: str, now: str) -> Obj | None:
     """``workload`` with its ScaleOut condition set; None when it already says the same."""
-    current = find_condition(_conditions(workload), CONDITION) or {}
+    current = find_condition(conditions_of(workload), CONDITION) or {}
     if current.get("status") == status and current.get("message") == message:
         return None
-    conditions = _conditions(workload)
+    conditions = conditions_of(workload)
     set_condition(conditions, CONDITION, status, reason, message, now)
     workload.setdefault("status", {})["conditions"] = conditions
     return workload

@@ -13,7 +13,7 @@ import contextlib
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from codeflare.k8s.conditions import is_condition_true
+from codeflare.k8s.conditions import conditions_of, is_condition_true
 from codeflare.k8s.constants import APPWRAPPER_LABEL, QUEUE_NAME_LABEL, RAY_CLUSTER_LABEL
 from codeflare.k8s.quantity import milli_value
 from codeflare.k8s.types import Obj
@@ -26,17 +26,13 @@ __all__ = ["MANAGED_POD_LABELS", "finished", "marked", "removable", "removal_ran
 MANAGED_POD_LABELS = (RAY_CLUSTER_LABEL, APPWRAPPER_LABEL, QUEUE_NAME_LABEL)
 
 
-def _conditions(obj: Obj) -> list[Obj]:
-    return list((obj.get("status") or {}).get("conditions") or [])
-
-
 def finished(obj: Obj) -> bool:
     """Whether a Workload is Finished."""
-    return is_condition_true(_conditions(obj), "Finished")
+    return is_condition_true(conditions_of(obj), "Finished")
 
 
 def ready(node: Obj) -> bool:
-    return is_condition_true(_conditions(node), "Ready")
+    return is_condition_true(conditions_of(node), "Ready")
 
 
 def marked(node: Obj) -> bool:
