@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from codeflare.api.validation import ManifestError, extended_resource_problems, validate_against_crd
+from codeflare.api.validation import ManifestError, Problems, extended_resource_problems, validate_against_crd
 from codeflare.k8s.constants import DEFAULT_QUEUE_ANNOTATION
 from codeflare.k8s.names import is_dns1123_label, is_dns1123_subdomain
 from codeflare.k8s.quantity import QuantityError, QuantityInput, canonical, parse_quantity
@@ -32,8 +32,6 @@ QUEUEING_STRATEGIES = ("BestEffortFIFO", "StrictFIFO")
 STOP_POLICIES = ("None", "Hold", "HoldAndDrain")
 _BUILTIN_RESOURCES = frozenset({"cpu", "memory", "ephemeral-storage", "pods"})
 _INT32_MAX = 2**31 - 1
-
-Problems = list[tuple[str, str]]
 
 
 @dataclass(frozen=True)

@@ -15,7 +15,7 @@ from typing import Any
 import yaml
 
 from codeflare.api.raycluster import ClusterSettings, raycluster_spec
-from codeflare.api.validation import ManifestError, label_problems, validate_against_crd
+from codeflare.api.validation import ManifestError, Problems, label_problems, validate_against_crd
 from codeflare.k8s.constants import PRIORITY_CLASS_LABEL, QUEUE_NAME_LABEL, RAY_CLUSTER_LABEL
 from codeflare.k8s.names import is_dns1123_label, is_dns1123_subdomain
 
@@ -24,8 +24,6 @@ __all__ = ["MAX_RAYJOB_NAME_LENGTH", "SUBMISSION_MODES", "build_rayjob"]
 #: KubeRay derives the cluster and submitter Job names from the RayJob's by appending a suffix.
 MAX_RAYJOB_NAME_LENGTH = 47
 SUBMISSION_MODES = ("K8sJobMode", "HTTPMode", "InteractiveMode")
-
-Problems = list[tuple[str, str]]
 
 
 def build_rayjob(

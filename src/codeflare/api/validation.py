@@ -19,10 +19,14 @@ from codeflare.k8s.names import is_label_value, is_qualified_name
 
 __all__ = [
     "ManifestError",
+    "Problems",
     "extended_resource_problems",
     "label_problems",
     "validate_against_crd",
 ]
+
+#: What is wrong, as (field, message) pairs: the SDK's and the builders' way to report problems.
+Problems = list[tuple[str, str]]
 
 _STANDARD_RESOURCES = frozenset({"cpu", "memory", "ephemeral-storage", "pods"})
 
@@ -42,7 +46,7 @@ _NAMESPACED = frozenset({"RayCluster", "RayJob", "AppWrapper", "LocalQueue"})
 class ManifestError(CodeFlareError, ValueError):
     """A built manifest our CRDs would reject; ``problems`` holds (field path, message) pairs."""
 
-    def __init__(self, kind: str, name: str, problems: list[tuple[str, str]]) -> None:
+    def __init__(self, kind: str, name: str, problems: Problems) -> None:
         self.kind, self.name, self.problems = kind, name, problems
         lines = "\n".join(f"  {field}: {message}" for field, message in problems)
         super().__init__(f"{kind} {name!r} is invalid:\n{lines}")
@@ -99,7 +103,7 @@ def validate_against_crd(obj: dict[str, Any]) -> None:
         raise ManifestError(kind, name, problems)
 
 
-def _metadata_problems(kind: str, meta: Any) -> list[tuple[str, str]]:
+def _metadata_problems(kind: str, meta: Any) -> Problems:
     """The API server's own ObjectMeta rules (names, namespace, labels, annotations and their size)."""
     from codeflare.k8s.schema.objectmeta import validate_object_meta
 

@@ -17,15 +17,13 @@ from typing import Any
 
 from codeflare.api.amounts import cpu_amount, memory_amount, whole_count
 from codeflare.api.raycluster import DEFAULT_RESOURCE_MAPPING, DEFAULT_WORKER_GROUP, RAY_IMAGE, RAY_VERSION
-from codeflare.api.validation import extended_resource_problems, label_problems
+from codeflare.api.validation import Problems, extended_resource_problems, label_problems
 from codeflare.errors import CodeFlareError
 from codeflare.k8s.constants import PRIORITY_CLASS_LABEL, QUEUE_NAME_LABEL
 from codeflare.k8s.names import is_dns1123_label, is_dns1123_subdomain, is_qualified_name
 from codeflare.k8s.quantity import QuantityError, QuantityInput, parse_quantity
 
 __all__ = ["ClusterConfiguration", "ConfigurationError", "WorkerGroup"]
-
-Problems = list[tuple[str, str]]
 
 _RAY_VERSION_RE = re.compile(r"^\d+\.\d+\.\d+$")
 _ENV_NAME_RE = re.compile(r"^[-._a-zA-Z][-._a-zA-Z0-9]*$")
