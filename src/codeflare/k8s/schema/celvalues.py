@@ -132,19 +132,21 @@ def parse_duration(text: str) -> datetime.timedelta:
     raise ValueError(f"invalid duration {text!r}")
 
 
-def measure(value: Any) -> tuple[int, int]:
-    """(size, widest): JSON nodes plus string bytes/16, and the longest list or map in ``value``."""
-    size, widest = 0, 0
-    stack = [value]
+def measure(value: Any) -> tuple[int, int, int]:
+    """(size, widest, deepest) of ``value``: JSON nodes plus string bytes/16, the longest list or
+    map, and the nesting depth (the library converts recursively, so depth is bounded before)."""
+    size, widest, deepest = 0, 0, 0
+    stack: list[tuple[Any, int]] = [(value, 1)]
     while stack:
-        item = stack.pop()
+        item, depth = stack.pop()
         size += 1
+        deepest = max(deepest, depth)
         if isinstance(item, dict):
             widest = max(widest, len(item))
-            stack.extend(item.values())
+            stack.extend((v, depth + 1) for v in item.values())
         elif isinstance(item, list):
             widest = max(widest, len(item))
-            stack.extend(item)
+            stack.extend((v, depth + 1) for v in item)
         elif isinstance(item, str | bytes):
             size += len(item) // 16
-    return size, widest
+    return size, widest, deepest

@@ -13,15 +13,17 @@ reports ``<path>: Invalid value: "<type>": <message>`` with ``messageExpression`
 
 No rule can stall the server. The library has no cost tracking and cannot be interrupted, so each
 evaluation is priced before it runs, from the actual data: ``tokens x (widest list or map + 1) ^
-comprehension depth + the value's size`` (JSON nodes, plus string bytes / 16), and binding a
-value costs per node. A rule priced over 1,000,000 units, or an object whose rules together
-exceed 10,000,000 (Kubernetes' per-call and per-object limits, in units of about one
-interpreter step - some 20 ns here), is refused with Kubernetes' messages, and no further rule
-runs. The price bounds comprehension nesting and whole-value scans; it does not see a
-comprehension body that builds a large value per element (say, a list concatenation), which a
-static estimate would. Unlike Kubernetes, errors of unchanged values are not ratcheted (the
-schema engine does not ratchet either), and list equality follows list order even for set and
-map lists.
+comprehension depth + 25 x the value's size`` (JSON nodes, plus string bytes / 16), and binding
+a value costs 150 a node. A rule priced over 1,000,000 units, or an object whose rules together
+exceed 10,000,000 (Kubernetes' per-call and per-object limits; a unit is about one interpreter
+step, some 20 ns with this library, so an object's rules run for at most a few hundred
+milliseconds), is refused with Kubernetes' messages, and no further rule runs; a value nested
+deeper than 1,000 levels is not evaluated at all (the library converts recursively). The price
+bounds comprehension nesting and whole-value scans; it does not see a comprehension body that
+builds a large value per element (say, a list concatenation), which a static estimate would.
+Unlike Kubernetes, errors of unchanged values are not ratcheted (the schema engine does not
+ratchet either), list equality follows list order even for set and map lists, and ``size()`` of
+a string counts bytes (the library's), not code points.
 """
 
 from __future__ import annotations
@@ -57,6 +59,7 @@ PER_OBJECT_BUDGET = 10_000_000
 BIND_COST_PER_NODE = 150  # converting a value into the library (about 3 us a node)
 RUN_COST_PER_NODE = 25  # each run hands the bound values over again (about 0.5 us a node)
 MAX_MESSAGE_BYTES = 5 * 1024
+MAX_DEPTH = 1000  # deeper values are not handed to the library (its conversion recurses natively)
 ROOT = "<nil>"  # how Kubernetes prints the path of an error at the object's root
 _REASONS = {"FieldValueForbidden": FIELD_FORBIDDEN, "FieldValueRequired": FIELD_REQUIRED}
 
@@ -266,10 +269,13 @@ def _run_rules(
             runnable.append(rule)
     if not runnable:
         return  # e.g. only transition rules, on create: nothing is bound, nothing is charged
-    size, widest = measure(value)
+    size, widest, deepest = measure(value)
     if has_old:
-        old_size, old_widest = measure(old)
-        size, widest = size + old_size, max(widest, old_widest)
+        old_size, old_widest, old_deepest = measure(old)
+        size, widest, deepest = size + old_size, max(widest, old_widest), max(deepest, old_deepest)
+    if deepest > MAX_DEPTH:
+        errs.append(_invalid(path, node, f"value nested deeper than {MAX_DEPTH} levels: rules not evaluated"))
+        return
     budget.charge(BIND_COST_PER_NODE * size, path, node, errs, "validation")
     view = to_cel(value, node.schema, node.resource_root)
     old_view = to_cel(old, node.schema, node.resource_root) if has_old else None
@@ -318,7 +324,9 @@ def _run_one(
     budget.charge(cost, path, node, errs, "validation")
     try:
         result = rule.expression.program.execute(activation)
-    except Exception as exc:  # any runtime failure of a rule is the object's error, never a 500
+    except BaseException as exc:  # any runtime failure of a rule is the object's error, never a 500
+        if not _rule_failure(exc):
+            raise
         errs.append(_invalid(path, node, _runtime_detail(runtime_error(exc), rule)))
         return
     if result is True:
@@ -333,6 +341,12 @@ def _run_one(
     detail = _message(node, rule, path, plain, measured, budget, errs)
     target = (f"{path}.{rule.field_path}" if path else rule.field_path) if rule.field_path else path
     errs.append(_for_reason(target, node, detail, rule.reason))
+
+
+def _rule_failure(exc: BaseException) -> bool:
+    """Whether ``exc`` is the rule's failure: any error, or a panic inside the library (which
+    PyO3 raises as a BaseException), but not an interrupt or an exit."""
+    return isinstance(exc, Exception) or type(exc).__name__ == "PanicException"
 
 
 def _runtime_detail(message: str, rule: Rule) -> str:
@@ -361,7 +375,9 @@ def _message(
     budget.charge(_price(expression, measured), path, node, errs, "messageExpression evaluation")
     try:
         result = expression.program.execute(plain)
-    except Exception as exc:  # a failing messageExpression falls back to message
+    except BaseException as exc:  # a failing messageExpression falls back to message
+        if not _rule_failure(exc):
+            raise
         log.debug("messageExpression %r failed: %s", expression.source, runtime_error(exc))
         return fallback
     text = result.strip() if isinstance(result, str) else ""

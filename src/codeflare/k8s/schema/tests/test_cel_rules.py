@@ -289,6 +289,20 @@ def test_an_object_whose_rules_together_exceed_the_budget_is_refused() -> None:
     assert PER_CALL_LIMIT > 20 * 151**2  # each rule alone would have been allowed
 
 
+def test_a_value_nested_too_deeply_for_the_library_is_not_handed_to_it() -> None:
+    schema = spec_schema(
+        {"free": {"type": "object", "x-kubernetes-preserve-unknown-fields": True}},
+        [{"rule": "has(self.free)"}],
+    )
+    deep: Any = {}
+    for _ in range(1500):
+        deep = {"d": deep}
+    assert messages(validate(cr(free=deep), schema)) == [
+        'spec: Invalid value: "object": value nested deeper than 1000 levels: rules not evaluated'
+    ]
+    assert validate(cr(free={"d": {}}), schema) == []
+
+
 def test_rules_compile_once_per_schema() -> None:
     compiled = CompiledSchema(IMMUTABLE_QUEUE)
     first = compiled.rules()
