@@ -96,37 +96,15 @@ class AsyncKube:
         """``send()`` with lightkube's and httpx's failures mapped to :mod:`errors`, and retried."""
 
         async def once() -> T:
-            return await self._send_once(kind, name, namespace, send)
+            return await _send_once(kind, name, namespace, send)
 
         what = f"{kind.kind} {kind.ref(name, namespace)}" if name else kind.kind
         return await send_with_retries(once, self.retry, idempotent=idempotent, what=what)
-
-    @staticmethod
-    async def _send_once(kind: Kind, name: str, namespace: str | None, send: Callable[[], Awaitable[T]]) -> T:
-        import httpx2
-        from lightkube import ApiError
-
-        where: dict[str, str] = {"kind": kind.kind, "name": name, "namespace": namespace or ""}
-        try:
-            return await send()
-        except ApiError as exc:
-            status = exc.status.to_dict() if getattr(exc, "status", None) is not None else {}
-            if not status.get("code"):
-                status["code"] = exc.response.status_code
-            raise errors.from_status(status, **where) from exc
-        except httpx2.HTTPStatusError as exc:  # an answer lightkube did not read as a Status
-            raise errors.from_response(exc.response.status_code, exc.response.text, **where) from exc
-        except (OSError, TimeoutError, httpx2.HTTPError) as exc:
-            raise transport_error(exc, **where) from exc
 
     def _ns(self, kind: Kind, namespace: str | None) -> str | None:
         if not kind.namespaced:
             return None
         return namespace or self.namespace
-
-    @staticmethod
-    def _resource(kind: Kind, obj: Obj) -> Any:
-        return kind.lightkube().from_dict(_typed(kind, obj))
 
     # -- reads ----------------------------------------------------------------------------------
     async def _discovery(self, path: str) -> Obj:
@@ -228,14 +206,13 @@ class AsyncKube:
             async for event_type, obj in stream:
                 yield event_type, _to_dict(obj)
         except ApiError as exc:
-            status = exc.status.to_dict() if getattr(exc, "status", None) is not None else {}
-            raise errors.from_status(status or {"code": 500}, kind=kind.kind) from exc
+            raise _api_error(exc, kind=kind.kind) from exc
 
     # -- writes ---------------------------------------------------------------------------------
     async def create(self, kind: Kind, obj: Obj, namespace: str | None = None) -> Obj:
         ns = self._ns(kind, namespace or (obj.get("metadata") or {}).get("namespace"))
         name = (obj.get("metadata") or {}).get("name", "")
-        res = self._resource(kind, _with_namespace(obj, ns))
+        res = _resource(kind, _with_namespace(obj, ns))
         client: Any = self._client
         # not idempotent: resent only when the server cannot have created it
         return _to_dict(await self._call(kind, name, ns, lambda: client.create(res), idempotent=False))
@@ -243,7 +220,7 @@ class AsyncKube:
     async def replace(self, kind: Kind, obj: Obj) -> Obj:
         meta = obj.get("metadata") or {}
         ns = self._ns(kind, meta.get("namespace"))
-        res = self._resource(kind, _with_namespace(obj, ns))
+        res = _resource(kind, _with_namespace(obj, ns))
         client: Any = self._client
         return _to_dict(await self._call(kind, meta.get("name", ""), ns, lambda: client.replace(res)))
 
@@ -273,12 +250,7 @@ class AsyncKube:
         """Patch with ``merge``, ``json`` or ``apply`` (server-side apply) semantics."""
         from lightkube.types import PatchType
 
-        ptype = {
-            "merge": PatchType.MERGE,
-            "json": PatchType.JSON,
-            "apply": PatchType.APPLY,
-            "strategic": PatchType.STRATEGIC,
-        }[patch_type]
+        ptype = PatchType[patch_type.upper()]  # MERGE, JSON, APPLY, STRATEGIC
         ns = self._ns(kind, namespace)
         res = kind.lightkube().Status if status else kind.lightkube()
         manager = field_manager or self.field_manager
@@ -332,11 +304,7 @@ class AsyncKube:
         from lightkube.types import CascadeType
 
         ns = self._ns(kind, namespace)
-        cascade = {
-            "Background": CascadeType.BACKGROUND,
-            "Foreground": CascadeType.FOREGROUND,
-            "Orphan": CascadeType.ORPHAN,
-        }[propagation]
+        cascade = CascadeType(propagation)  # Background, Foreground or Orphan
         try:
             await self._call(
                 kind,
@@ -379,6 +347,35 @@ class AsyncKube:
             name=name,
             namespace=namespace or "",
         )
+
+
+async def _send_once(kind: Kind, name: str, namespace: str | None, send: Callable[[], Awaitable[T]]) -> T:
+    """``send()`` once, with lightkube's and httpx's failures mapped to :mod:`errors`."""
+    import httpx2
+    from lightkube import ApiError
+
+    where: dict[str, str] = {"kind": kind.kind, "name": name, "namespace": namespace or ""}
+    try:
+        return await send()
+    except ApiError as exc:
+        raise _api_error(exc, **where) from exc
+    except httpx2.HTTPStatusError as exc:  # an answer lightkube did not read as a Status
+        raise errors.from_response(exc.response.status_code, exc.response.text, **where) from exc
+    except (OSError, TimeoutError, httpx2.HTTPError) as exc:
+        raise transport_error(exc, **where) from exc
+
+
+def _resource(kind: Kind, obj: Obj) -> Any:
+    return kind.lightkube().from_dict(_typed(kind, obj))
+
+
+def _api_error(exc: Any, **where: str) -> errors.KubeError:
+    """Our error for lightkube's ApiError: its Status, the HTTP code when the Status has none."""
+    status = exc.status.to_dict() if getattr(exc, "status", None) is not None else {}
+    if not status.get("code"):
+        response = getattr(exc, "response", None)
+        status["code"] = response.status_code if response is not None else 500  # a watch's ERROR event
+    return errors.from_status(status, **where)
 
 
 def _with_namespace(obj: Obj, namespace: str | None) -> Obj:
