@@ -9,7 +9,12 @@ anything, with the same code. The package is cut by concern:
 - :mod:`~codeflare.k8s.schema.checks` and :mod:`~codeflare.k8s.schema.node`: compiling a schema;
 - :mod:`~codeflare.k8s.schema.validation`, :mod:`~codeflare.k8s.schema.defaulting`: the walks;
 - :mod:`~codeflare.k8s.schema.compiled`: :class:`CompiledSchema`, the entry point;
-- :mod:`~codeflare.k8s.schema.structural`: the checks a CRD's schema must pass.
+- :mod:`~codeflare.k8s.schema.structural`: the checks a CRD's schema must pass;
+- :mod:`~codeflare.k8s.schema.rules`: ``x-kubernetes-validations`` (CEL) evaluated on objects,
+  with :mod:`~codeflare.k8s.schema.rulecheck` (a CRD's rules checked when it is written),
+  :mod:`~codeflare.k8s.schema.celenv` (the CEL library, loaded on first use, and its functions),
+  :mod:`~codeflare.k8s.schema.celvalues` (objects as CEL values) and
+  :mod:`~codeflare.k8s.schema.celscan` (an expression's size and nesting, for the cost bound).
 
 Pure functions over decoded JSON: no I/O, no HTTP, nothing of ours outside ``codeflare.k8s``.
 """

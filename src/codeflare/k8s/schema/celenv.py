@@ -29,7 +29,6 @@ import itertools
 import re
 import sys
 import threading
-import zoneinfo
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -206,6 +205,8 @@ def _zoned(moment: Any, zone: str) -> datetime.datetime:
     if offset:
         delta = datetime.timedelta(hours=int(offset.group(2)), minutes=int(offset.group(3)))
         return moment.astimezone(datetime.timezone(-delta if offset.group(1) == "-" else delta))
+    import zoneinfo  # only rules with a time zone argument need it
+
     try:
         return moment.astimezone(zoneinfo.ZoneInfo(zone))
     except (zoneinfo.ZoneInfoNotFoundError, ValueError):

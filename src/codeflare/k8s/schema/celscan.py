@@ -19,8 +19,7 @@ from functools import lru_cache
 
 MACROS = frozenset(("all", "exists", "exists_one", "map", "filter"))
 
-_TOKEN = re.compile(
-    r"""
+_TOKEN_SYNTAX = r"""
     (?P<space>\s+|//[^\n]*)
   | (?P<string>(?:[rR][bB]?|[bB][rR]?)?(?:'''(?:\\.|[^\\])*?'''|\"\"\"(?:\\.|[^\\])*?\"\"\"
         |'(?:\\.|[^'\\\n])*'|"(?:\\.|[^"\\\n])*"))
@@ -28,9 +27,7 @@ _TOKEN = re.compile(
   | (?P<ident>[A-Za-z_][A-Za-z0-9_]*)
   | (?P<op>==|!=|<=|>=|&&|\|\||[-+*/%!<>?:.,()\[\]{}])
   | (?P<other>.)
-    """,
-    re.VERBOSE | re.DOTALL,
-)
+    """
 _OPEN = {"(": ")", "[": "]", "{": "}"}
 
 
@@ -51,9 +48,14 @@ class Shape:
     first_use: dict[str, int]  # identifier (not after '.') -> offset of its first occurrence
 
 
+@lru_cache(maxsize=1)
+def _token_pattern() -> re.Pattern[str]:
+    return re.compile(_TOKEN_SYNTAX, re.VERBOSE | re.DOTALL)
+
+
 def tokenize(source: str) -> list[Token]:
     out: list[Token] = []
-    for match in _TOKEN.finditer(source):
+    for match in _token_pattern().finditer(source):
         kind = match.lastgroup or "other"
         if kind != "space":
             out.append(Token(kind, match.group(), match.start()))

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import json
 import threading
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from codeflare.k8s.schema.defaulting import default_object, prune_object
 from codeflare.k8s.schema.field import (
@@ -27,14 +27,16 @@ from codeflare.k8s.schema.field import (
 )
 from codeflare.k8s.schema.node import compile_node
 from codeflare.k8s.schema.rulecheck import has_rules
-from codeflare.k8s.schema.rules import ROOT, RuleNode, compile_tree, evaluate
 from codeflare.k8s.schema.validation import validate_object_root
+
+if TYPE_CHECKING:
+    from codeflare.k8s.schema.rules import RuleNode
 
 # Errors after which Kubernetes does not run the rules (apiextensions' hasBlockingErr).
 _BLOCKING = frozenset((FIELD_NOT_SUPPORTED, FIELD_REQUIRED, FIELD_TOO_LONG, FIELD_TYPE_INVALID))
 _NOT_CHECKED = FieldError(
     FIELD_INVALID,
-    ROOT,
+    "<nil>",
     "some validation rules were not checked because the object was invalid; "
     "correct the existing errors to complete validation",
     None,
@@ -73,11 +75,15 @@ class CompiledSchema:
             return errs
         if any(e.type in _BLOCKING for e in errs):
             return [*errs, _NOT_CHECKED]
+        from codeflare.k8s.schema.rules import evaluate
+
         return errs + evaluate(tree, obj, old if isinstance(old, dict) else None)
 
     def rules(self) -> RuleNode | None:
         """The schema's compiled ``x-kubernetes-validations`` (compiled once, on first use)."""
         if self._has_rules and not self._rules_compiled:
+            from codeflare.k8s.schema.rules import compile_tree  # CEL only for schemas with rules
+
             with self._lock:
                 if not self._rules_compiled:
                     self._rules = compile_tree(self.schema)

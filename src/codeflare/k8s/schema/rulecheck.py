@@ -16,7 +16,6 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from codeflare.k8s.schema.celenv import CompileError, compile_expression
 from codeflare.k8s.schema.field import (
     FIELD_INVALID,
     FIELD_NOT_SUPPORTED,
@@ -192,6 +191,8 @@ def _check_field_path(rule: dict[str, Any], schema: dict[str, Any], here: str) -
 
 
 def _check_compiles(rule: dict[str, Any], here: str, uncorrelatable: str | None) -> list[FieldError]:
+    from codeflare.k8s.schema.celenv import CompileError, compile_expression  # CEL only where rules are
+
     errs: list[FieldError] = []
     try:
         expression = compile_expression(_text(rule, "rule"))
