@@ -31,6 +31,7 @@ from codeflare.local.mode import components
 from tests.local.conftest import agent_env
 from tests.support import local_agent as la
 from tests.support.control_plane import wait_for
+from tests.support.environment import unavailable
 
 pytestmark = pytest.mark.ray
 
@@ -97,11 +98,11 @@ def codeflare(
 @pytest.fixture
 def clock(tmp_path: Path) -> SteppedClock:
     if shutil.which("unshare") is None:
-        pytest.skip("needs unshare(1)")
+        unavailable("needs unshare(1)")
     clock = SteppedClock(tmp_path / "stat")
     probe = subprocess.run(clock.argv("true"), capture_output=True, text=True, check=False)
     if probe.returncode != 0:
-        pytest.skip(f"needs mount namespaces (root): {probe.stderr.strip()}")
+        unavailable(f"needs mount namespaces (root): {probe.stderr.strip()}")
     return clock
 
 

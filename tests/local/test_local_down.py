@@ -25,6 +25,7 @@ import pytest
 from codeflare.local.mode import components
 from tests.local.conftest import agent_env
 from tests.support.control_plane import wait_for
+from tests.support.environment import unavailable
 
 NOBODY = 65534
 
@@ -80,12 +81,12 @@ def alive(pid: int) -> bool:
 @pytest.fixture
 def home(tmp_path: Path) -> Iterator[Path]:
     if os.geteuid() != 0 or shutil.which("setpriv") is None:
-        pytest.skip("needs root and setpriv(1): it runs local mode as user nobody and as root side by side")
+        unavailable("needs root and setpriv(1): it runs local mode as user nobody and as root side by side")
     probe = subprocess.run(
         [*_AS_NOBODY, sys.executable, "-c", "pass"], capture_output=True, text=True, check=False
     )
     if probe.returncode != 0:
-        pytest.skip(f"cannot run Python as nobody with setpriv here: {probe.stderr.strip()}")
+        unavailable(f"cannot run Python as nobody with setpriv here: {probe.stderr.strip()}")
     home = tmp_path / "home"
     (tmp_path / "user-home").mkdir()
     try:
