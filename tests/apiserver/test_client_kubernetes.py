@@ -7,7 +7,6 @@ resourceVersion, which must deliver exactly the later events, and answer 410 onc
 
 from __future__ import annotations
 
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -18,6 +17,7 @@ from kubernetes import client, config, dynamic, watch
 from kubernetes.client.rest import ApiException
 
 from tests.support.apiserver import ServerProcess
+from tests.support.polling import wait_for
 
 CRDS = Path(__file__).resolve().parents[2] / "deploy" / "crds"
 NS = "k8s-client"
@@ -55,14 +55,9 @@ def install_crds(api_client: client.ApiClient, *files: str) -> None:
         except ApiException as exc:
             if exc.status != 409:
                 raise
-    deadline = time.monotonic() + 10
     wanted = {yaml.safe_load((CRDS / f).read_text())["spec"]["group"] for f in files}
-    while time.monotonic() < deadline:
-        groups = {g.name for g in client.ApisApi(api_client).get_api_versions().groups}
-        if wanted <= groups:
-            return
-        time.sleep(0.1)
-    raise TimeoutError(f"CRD groups {wanted} not discoverable")
+    wait_for(lambda: wanted <= {g.name for g in client.ApisApi(api_client).get_api_versions().groups},
+             10, what=f"CRD groups {wanted} discoverable")
 
 
 @pytest.fixture(scope="module")

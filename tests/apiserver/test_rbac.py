@@ -6,7 +6,6 @@ included), cannot read team-b and cannot grant herself more. Then one test per r
 
 from __future__ import annotations
 
-import time
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -18,6 +17,7 @@ import yaml
 
 from tests.apiserver.http_support import RBAC, bind, client, delete, ok, status_of, user
 from tests.support.apiserver import ServerProcess, serving_with_tokens
+from tests.support.polling import wait_for
 
 CRDS = Path(__file__).resolve().parents[2] / "deploy" / "crds"
 TOKENS = (
@@ -38,9 +38,7 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerProcess]:
                 ok(c.post("/api/v1/namespaces", json={"metadata": {"name": ns}}), 201)
             ok(c.post("/api/v1/namespaces/team-b/configmaps", json={"metadata": {"name": "secret-plans"}}))
             bind(c, "team-a", "alice-edit", "ClusterRole", "edit", [user("alice")])
-            deadline = time.monotonic() + 10
-            while c.get("/apis/ray.io/v1").status_code != 200 and time.monotonic() < deadline:
-                time.sleep(0.05)
+            wait_for(lambda: c.get("/apis/ray.io/v1").status_code == 200, 10, what="ray.io/v1 served")
         yield proc
 
 

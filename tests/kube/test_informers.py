@@ -10,6 +10,7 @@ from codeflare.kube import config, kinds
 from codeflare.kube.client import AsyncKube
 from codeflare.kube.informer import SharedInformers
 from tests.support.apiserver import ServerProcess
+from tests.support.polling import async_wait_for
 
 Event = tuple[str, str]
 
@@ -19,10 +20,7 @@ def _recorder(into: list[Event]) -> Callable[[str, dict[str, Any], dict[str, Any
 
 
 async def _until(check: Callable[[], bool], timeout: float = 10.0) -> None:
-    deadline = asyncio.get_running_loop().time() + timeout
-    while not check():
-        assert asyncio.get_running_loop().time() < deadline, "condition not reached"
-        await asyncio.sleep(0.02)
+    await async_wait_for(check, timeout, interval=0.02)
 
 
 def _configmap(name: str, namespace: str, **labels: str) -> dict[str, Any]:

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import socket
 import subprocess
-import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -17,6 +16,7 @@ from pathlib import Path
 import yaml
 
 from tests.support.child_process import spawn_cli, terminate
+from tests.support.polling import wait_for
 
 
 def free_port() -> int:
@@ -58,18 +58,18 @@ class ServerProcess:
             ["server", "--state-dir", str(self.state_dir), "--port", str(self.port), *self.extra_args],
             self.state_dir / "server.log",
         )
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            if self.proc.poll() is not None:
-                raise RuntimeError(f"server exited with {self.proc.returncode}:\n{self.log_tail()}")
-            if self.kubeconfig.exists():
-                try:
-                    yaml.safe_load(self.kubeconfig.read_text())["clusters"][0]["cluster"]["server"]
-                    return self
-                except (TypeError, KeyError, yaml.YAMLError):
-                    pass
-            time.sleep(0.05)
-        raise TimeoutError(f"server did not start:\n{self.log_tail()}")
+        wait_for(self._serving, timeout, 0.05, what="the server's kubeconfig")
+        return self
+
+    def _serving(self) -> bool:
+        """Whether the server wrote a complete kubeconfig; raises if the process has exited."""
+        assert self.proc is not None
+        if self.proc.poll() is not None:
+            raise RuntimeError(f"server exited with {self.proc.returncode}:\n{self.log_tail()}")
+        try:
+            return bool(yaml.safe_load(self.kubeconfig.read_text())["clusters"][0]["cluster"]["server"])
+        except (OSError, TypeError, KeyError, IndexError, yaml.YAMLError):
+            return False
 
     def stop(self) -> None:
         if self.proc is not None:

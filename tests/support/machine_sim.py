@@ -22,6 +22,7 @@ from typing import Any
 from codeflare.kube import errors, kinds
 from codeflare.kube.client import Kube
 from codeflare.kube.kinds import Kind
+from tests.support.polling import wait_for
 
 log = logging.getLogger(__name__)
 
@@ -65,15 +66,9 @@ def install_machine_crds(kube: Kube) -> None:
     for kind in (kinds.MACHINE_SET, kinds.MACHINE_DEPLOYMENT):
         with contextlib.suppress(errors.AlreadyExists):
             kube.create(kinds.CRD, _crd(kind))
-    deadline = time.monotonic() + 10
-    while time.monotonic() < deadline:  # served once the server registered them
-        try:
-            kube.list(kinds.MACHINE_SET, "default")
-            kube.list(kinds.MACHINE_DEPLOYMENT, "default")
-            return
-        except errors.KubeError:
-            time.sleep(0.1)
-    raise AssertionError("machine CRDs not served")
+    # served once the server registered them (a KubeError until then)
+    wait_for(lambda: [kube.list(kind, "default") for kind in (kinds.MACHINE_SET, kinds.MACHINE_DEPLOYMENT)],
+             10, what="machine CRDs served")
 
 
 def machine_set(

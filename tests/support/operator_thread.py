@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import asyncio
 import threading
-import time
 import urllib.error
 import urllib.request
 from typing import Any
@@ -22,6 +21,7 @@ from codeflare.operator.config import CONFIGMAP_NAME, OperatorConfig, config_map
 from codeflare.operator.main import run_operator
 from tests.support.apiserver import ServerProcess, free_port
 from tests.support.control_plane import OPERATOR_NAMESPACE, ensure_namespace, install_crds
+from tests.support.polling import wait_for
 
 
 class ThreadedOperator:
@@ -48,13 +48,13 @@ class ThreadedOperator:
             ensure_namespace(kube, OPERATOR_NAMESPACE)
             kube.apply(kinds.CONFIGMAP, config_map(OPERATOR_NAMESPACE, self.config))
         self.thread.start()
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
+
+        def ready() -> bool:
             assert self.thread.is_alive(), f"operator exited with {self.status}"
-            if self.readyz()[0] == 200:
-                return self
-            time.sleep(0.1)
-        raise TimeoutError(f"the operator did not become ready: {self.readyz()}")
+            return self.readyz()[0] == 200
+
+        wait_for(ready, timeout, what="the operator's /readyz")
+        return self
 
     def readyz(self) -> tuple[int, str]:
         url = f"http://127.0.0.1:{self.health_port}/readyz"
