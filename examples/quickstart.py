@@ -48,7 +48,7 @@ print(f"PI_ESTIMATE={4.0 * hits / (tasks * darts):.5f} DARTS={tasks * darts}")
 
 
 def tiny_cluster(name: str) -> ClusterConfiguration:
-    """Head 1 CPU/1Gi and one worker 1 CPU/1Gi: exactly the queue's quota."""
+    """Head 1 CPU/1Gi and one worker 1 CPU/1Gi; with the job submitter (500m/200Mi), the queue's quota."""
     return ClusterConfiguration(
         name, num_workers=1, local_queue=QUEUE,
         head_cpu_requests=1, head_cpu_limits=1, head_memory_requests="1Gi", head_memory_limits="1Gi",
@@ -58,7 +58,7 @@ def tiny_cluster(name: str) -> ClusterConfiguration:
 
 def create_queue(client: Client) -> None:
     """The admin's part: a ClusterQueue with room for one job, and a LocalQueue users submit to."""
-    create_cluster_queue(CLUSTER_QUEUE, [FlavorQuota("default-flavor", {"cpu": "2", "memory": "2Gi"})],
+    create_cluster_queue(CLUSTER_QUEUE, [FlavorQuota("default-flavor", {"cpu": "2500m", "memory": "2248Mi"})],
                          namespace_selector={}, client=client)
     create_local_queue(QUEUE, CLUSTER_QUEUE, "default", client=client)
 
