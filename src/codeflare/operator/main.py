@@ -96,16 +96,15 @@ async def _named(coro: Awaitable[Any]) -> Any:
 def _register_controllers(ctx: OperatorContext) -> list[Awaitable[Any]]:
     """Set every enabled controller up on the shared informers; returns their background coroutines.
 
-    Each controller's ``register(ctx, registry)`` subscribes to ``ctx.informers`` and returns its
-    loops (``registry`` is a leftover of an earlier event framework and always None).
+    Each controller's ``register(ctx)`` subscribes to ``ctx.informers`` and returns its loops.
     """
     background: list[Awaitable[Any]] = []
     if ctx.config.queueing.enabled:
-        background += importlib.import_module("codeflare.operator.queueing.controller").register(ctx, None)
+        background += importlib.import_module("codeflare.operator.queueing.controller").register(ctx)
     else:
         log.info("queueing disabled: Kueue objects are left to an external Kueue")
     if ctx.config.appwrapper.enabled:
-        background += importlib.import_module("codeflare.operator.appwrapper.controller").register(ctx, None)
+        background += importlib.import_module("codeflare.operator.appwrapper.controller").register(ctx)
     for name in ("webhooks", "raycluster", "scaleout"):
-        background += importlib.import_module(f"codeflare.operator.{name}.controller").register(ctx, None)
+        background += importlib.import_module(f"codeflare.operator.{name}.controller").register(ctx)
     return background

@@ -329,7 +329,7 @@ class AppWrapperController:
         return None
 
 
-def register(ctx: OperatorContext, registry: Any) -> list[Awaitable[Any]]:
+def register(ctx: OperatorContext) -> list[Awaitable[Any]]:
     """Set the AppWrapper controller up on ``ctx``'s informers; returns its reconcile loop."""
     controller = AppWrapperController(ctx)
     ctx.mark_ready("appwrapper", False)

@@ -35,7 +35,7 @@ QUEUE_STATUS_INTERVAL = 1.0  # seconds between ClusterQueue/LocalQueue status re
 COALESCE_S = 0.02  # a burst of events makes one cycle
 
 
-def register(ctx: OperatorContext, registry: Any = None) -> list[Awaitable[Any]]:
+def register(ctx: OperatorContext) -> list[Awaitable[Any]]:
     """Entry point used by the operator: returns the controller's background coroutines."""
     return QueueingController(ctx).background()
 

@@ -186,7 +186,7 @@ class RayClusterController:
         return None
 
 
-def register(ctx: OperatorContext, registry: Any = None) -> list[Awaitable[Any]]:
+def register(ctx: OperatorContext) -> list[Awaitable[Any]]:
     """Set the RayCluster controller up on ``ctx``'s informers; returns its reconcile loop."""
     ctx.mark_ready(CONTROLLER, False)
     return [RayClusterController(ctx).run()]

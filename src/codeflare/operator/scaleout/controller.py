@@ -67,7 +67,7 @@ COALESCE_SECONDS = 0.05
 WATCHED_KINDS = (kinds.WORKLOAD, kinds.RESOURCE_FLAVOR, kinds.NODE, kinds.POD)
 
 
-def register(ctx: OperatorContext, registry: Any) -> list[Awaitable[Any]]:
+def register(ctx: OperatorContext) -> list[Awaitable[Any]]:
     """Entry point used by the operator: nothing at all when ``instascale.enabled`` is false."""
     if ctx.config.instascale.enabled is False:
         log.info("instascale disabled: no node group is touched")

@@ -94,7 +94,7 @@ async def serve_webhooks(ctx: OperatorContext) -> None:
             holder.cleanup()
 
 
-def register(ctx: OperatorContext, registry: Any) -> list[Any]:
+def register(ctx: OperatorContext) -> list[Any]:
     """The webhooks' background coroutine (none when ``webhook.enabled`` is false)."""
     if not ctx.config.webhook.enabled:
         log.info("webhooks disabled by configuration")

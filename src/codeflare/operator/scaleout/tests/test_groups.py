@@ -137,5 +137,5 @@ def test_auto_uses_whichever_provider_api_is_served() -> None:
 
 
 def test_disabled_registers_nothing() -> None:
-    assert controller.register(_ctx({}, enabled=False), None) == []
+    assert controller.register(_ctx({}, enabled=False)) == []
     assert kinds.MACHINE_SET.group == "machine.openshift.io"
