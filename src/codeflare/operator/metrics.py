@@ -10,6 +10,7 @@ prove that *nothing happened* without sleeping: ``codeflare_reconcile_total{cont
 from __future__ import annotations
 
 from collections.abc import Hashable, Iterator
+from functools import partial
 from typing import Any, Protocol
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
@@ -130,28 +131,18 @@ class OperatorMetrics:
             buckets=(0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300, 900, 3600),
             registry=self.registry,
         )
-        self.appwrapper_phase = Counter(
-            "appwrapper_phase_total",
-            "AppWrapper phase transitions, by phase entered.",
-            ["phase"],
-            registry=self.registry,
+        counter = partial(Counter, registry=self.registry)
+        self.appwrapper_phase = counter(
+            "appwrapper_phase_total", "AppWrapper phase transitions, by phase entered.", ["phase"]
         )
-        self.admissions = Counter(
-            "codeflare_admissions_total",
-            "Admissions written, by ClusterQueue.",
-            ["queue"],
-            registry=self.registry,
+        self.admissions = counter(
+            "codeflare_admissions_total", "Admissions written, by ClusterQueue.", ["queue"]
         )
-        self.preemptions = Counter(
-            "codeflare_preemptions_total",
-            "Workloads evicted to make room, by reason.",
-            ["reason"],
-            registry=self.registry,
+        self.preemptions = counter(
+            "codeflare_preemptions_total", "Workloads evicted to make room, by reason.", ["reason"]
         )
-        self.scheduling_cycles = Counter(
-            "codeflare_scheduling_cycles",
-            "Scheduling cycles completed, their decisions written.",
-            registry=self.registry,
+        self.scheduling_cycles = counter(
+            "codeflare_scheduling_cycles", "Scheduling cycles completed, their decisions written."
         )
         self._progress = _ProgressCollector()
         self._reconciles = _ReconcileCollector()

@@ -37,24 +37,33 @@ def _tcp(*ports: int) -> list[Obj]:
     return [{"protocol": "TCP", "port": port} for port in ports]
 
 
-def workers_policy(rc: Mapping[str, Any]) -> Obj:
+def _own_pods(name: str) -> Obj:
+    """The peer that selects every pod of cluster ``name`` (head and workers)."""
+    return {"podSelector": {"matchLabels": {RAY_CLUSTER_LABEL: name}}}
+
+
+def _ingress_policy(rc: Mapping[str, Any], policy_name: str, node_type: str, ingress: list[Obj]) -> Obj:
+    """A NetworkPolicy named ``policy_name`` admitting only ``ingress`` to ``rc``'s ``node_type`` pods."""
     _, name = cluster_ref(rc)
-    own_pods = {"podSelector": {"matchLabels": {RAY_CLUSTER_LABEL: name}}}
     return {
         "apiVersion": "networking.k8s.io/v1",
         "kind": "NetworkPolicy",
-        "metadata": child_metadata(rc, workers_policy_name(name)),
+        "metadata": child_metadata(rc, policy_name),
         "spec": {
-            "podSelector": {"matchLabels": {RAY_CLUSTER_LABEL: name, RAY_NODE_TYPE_LABEL: "worker"}},
+            "podSelector": {"matchLabels": {RAY_CLUSTER_LABEL: name, RAY_NODE_TYPE_LABEL: node_type}},
             "policyTypes": ["Ingress"],
-            "ingress": [{"from": [own_pods]}],
+            "ingress": ingress,
         },
     }
 
 
+def workers_policy(rc: Mapping[str, Any]) -> Obj:
+    _, name = cluster_ref(rc)
+    return _ingress_policy(rc, workers_policy_name(name), "worker", [{"from": [_own_pods(name)]}])
+
+
 def head_policy(rc: Mapping[str, Any], oauth: bool = False) -> Obj:
     _, name = cluster_ref(rc)
-    own_pods = {"podSelector": {"matchLabels": {RAY_CLUSTER_LABEL: name}}}
     public = [DASHBOARD_PORT, CLIENT_PORT] + ([OAUTH_PORT] if oauth else [])
     monitoring = {
         "namespaceSelector": {
@@ -67,17 +76,9 @@ def head_policy(rc: Mapping[str, Any], oauth: bool = False) -> Obj:
             ]
         }
     }
-    return {
-        "apiVersion": "networking.k8s.io/v1",
-        "kind": "NetworkPolicy",
-        "metadata": child_metadata(rc, head_policy_name(name)),
-        "spec": {
-            "podSelector": {"matchLabels": {RAY_CLUSTER_LABEL: name, RAY_NODE_TYPE_LABEL: "head"}},
-            "policyTypes": ["Ingress"],
-            "ingress": [
-                {"from": [own_pods]},
-                {"ports": _tcp(*public)},
-                {"from": [monitoring], "ports": _tcp(METRICS_PORT)},
-            ],
-        },
-    }
+    ingress = [
+        {"from": [_own_pods(name)]},
+        {"ports": _tcp(*public)},
+        {"from": [monitoring], "ports": _tcp(METRICS_PORT)},
+    ]
+    return _ingress_policy(rc, head_policy_name(name), "head", ingress)
