@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 from codeflare.cli.output import (
     EXIT_OK,
     action_group,
+    add_wait_options,
     connect,
     emit,
     emit_rows,
@@ -84,14 +85,12 @@ def register(subparsers: Any, name: str) -> None:
     up.add_argument("name", metavar="NAME")
     add_size_options(up)
     up.add_argument("--appwrapper", action="store_true", help="wrap the RayCluster in an AppWrapper")
-    up.add_argument("--wait", action="store_true", help="wait until the cluster is ready")
-    up.add_argument("--timeout", type=float, default=600, help="seconds --wait waits (default 600)")
+    add_wait_options(up, "the cluster is ready", 600)
     up.set_defaults(func=guarded(_up))
 
     down = sub.add_parser("down", parents=[parent], help="delete a cluster and everything it owns")
     down.add_argument("name", metavar="NAME")
-    down.add_argument("--wait", action="store_true", help="wait until it is gone")
-    down.add_argument("--timeout", type=float, default=120, help="seconds --wait waits (default 120)")
+    add_wait_options(down, "it is gone", 120)
     down.set_defaults(func=guarded(_down))
 
     listing = sub.add_parser("list", parents=[parent], help="list the clusters of a namespace")

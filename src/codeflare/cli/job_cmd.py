@@ -21,6 +21,7 @@ from codeflare.cli.output import (
     EXIT_OK,
     UsageError,
     action_group,
+    add_wait_options,
     connect,
     emit,
     emit_rows,
@@ -57,9 +58,7 @@ def register(subparsers: Any, name: str) -> None:
     add_size_options(submit, workers_in=target)
     submit.add_argument("--working-dir", type=Path,
                         help="directory shipped with the job (Ray runtime_env working_dir)")
-    submit.add_argument("--wait", action="store_true",
-                        help="wait until the job ends; exit 0 only if it succeeded")
-    submit.add_argument("--timeout", type=float, default=900, help="seconds --wait waits (default 900)")
+    add_wait_options(submit, "the job ends; exit 0 only if it succeeded", 900)
     submit.set_defaults(func=guarded(_submit))
 
     for action, text, func in (

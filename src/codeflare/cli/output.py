@@ -47,6 +47,13 @@ def common_options() -> argparse.ArgumentParser:
     return parent
 
 
+def add_wait_options(parser: argparse.ArgumentParser, until: str, timeout: float) -> None:
+    """``--wait`` (until ``until``) and ``--timeout``, the seconds it waits at most (exit 3 after)."""
+    parser.add_argument("--wait", action="store_true", help=f"wait until {until}")
+    help_text = f"seconds --wait waits (default {timeout:g})"
+    parser.add_argument("--timeout", type=float, default=timeout, help=help_text)
+
+
 def action_group(
     subparsers: Any, name: str, doc: str | None, *, summary: str, description: str
 ) -> tuple[Any, argparse.ArgumentParser]:
