@@ -2,9 +2,9 @@
 
 Every failure the embedded API server reports is an :class:`ApiError` carrying the HTTP code,
 the machine-readable reason and, for 422 Invalid, the list of :class:`FieldError` causes (field
-errors themselves live in :mod:`codeflare.k8s.schema.field`, shared with the schema engine and
-the SDK, and are re-exported here). The HTTP layer turns an error into a ``meta.k8s.io/v1
-Status`` body. Pure data; no I/O.
+errors themselves and their :class:`~codeflare.k8s.schema.field.ErrorType` live in
+:mod:`codeflare.k8s.schema.field`, shared with the schema engine and the SDK). The HTTP layer
+turns an error into a ``meta.k8s.io/v1 Status`` body. Pure data; no I/O.
 """
 
 from __future__ import annotations
@@ -12,29 +12,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from codeflare.k8s.schema.field import (
-    FIELD_CONFLICT,
-    FIELD_DUPLICATE,
-    FIELD_FORBIDDEN,
-    FIELD_INVALID,
-    FIELD_NOT_SUPPORTED,
-    FIELD_REQUIRED,
-    FIELD_TOO_LONG,
-    FIELD_TYPE_INVALID,
-    FieldError,
-)
+from codeflare.k8s.schema.field import FieldError
 
 __all__ = [
-    "FIELD_CONFLICT",
-    "FIELD_DUPLICATE",
-    "FIELD_FORBIDDEN",
-    "FIELD_INVALID",
-    "FIELD_NOT_SUPPORTED",
-    "FIELD_REQUIRED",
-    "FIELD_TOO_LONG",
-    "FIELD_TYPE_INVALID",
     "ApiError",
-    "FieldError",
     "already_exists",
     "bad_request",
     "conflict",
@@ -93,6 +74,22 @@ def _qualified(resource: str, group: str) -> str:
     return f"{resource}.{group}" if group else resource
 
 
+def _about_object(
+    code: int,
+    reason: str,
+    resource: str,
+    name: str,
+    group: str,
+    *,
+    before: str = "",
+    after: str = "",
+    causes: list[FieldError] | None = None,
+) -> ApiError:
+    """An error about one named object, worded ``<before>resource.group "name"<after>``."""
+    message = f'{before}{_qualified(resource, group)} "{name}"{after}'
+    return ApiError(code, reason, message, _details(resource, name, group), list(causes or ()))
+
+
 def bad_request(message: str) -> ApiError:
     return ApiError(400, "BadRequest", message)
 
@@ -106,12 +103,7 @@ def forbidden(message: str, resource: str = "", name: str = "", group: str = "")
 
 
 def not_found(resource: str, name: str, group: str = "") -> ApiError:
-    return ApiError(
-        404,
-        "NotFound",
-        f'{_qualified(resource, group)} "{name}" not found',
-        _details(resource, name, group),
-    )
+    return _about_object(404, "NotFound", resource, name, group, after=" not found")
 
 
 def method_not_allowed(
@@ -121,22 +113,13 @@ def method_not_allowed(
 
 
 def already_exists(resource: str, name: str, group: str = "") -> ApiError:
-    return ApiError(
-        409,
-        "AlreadyExists",
-        f'{_qualified(resource, group)} "{name}" already exists',
-        _details(resource, name, group),
-    )
+    return _about_object(409, "AlreadyExists", resource, name, group, after=" already exists")
 
 
 def conflict(resource: str, name: str, group: str = "", why: str = "") -> ApiError:
     why = why or "the object has been modified; please apply your changes to the latest version and try again"
-    return ApiError(
-        409,
-        "Conflict",
-        f'Operation cannot be fulfilled on {_qualified(resource, group)} "{name}": {why}',
-        _details(resource, name, group),
-    )
+    before = "Operation cannot be fulfilled on "
+    return _about_object(409, "Conflict", resource, name, group, before=before, after=f": {why}")
 
 
 def gone(message: str) -> ApiError:
@@ -156,10 +139,4 @@ def invalid(kind: str, name: str, causes: list[FieldError], group: str = "") -> 
     rendered = ", ".join(c.message() for c in causes)
     if len(causes) > 1:
         rendered = f"[{rendered}]"
-    return ApiError(
-        422,
-        "Invalid",
-        f'{kind}{"." + group if group else ""} "{name}" is invalid: {rendered}',
-        _details(kind, name, group),
-        list(causes),
-    )
+    return _about_object(422, "Invalid", kind, name, group, after=f" is invalid: {rendered}", causes=causes)

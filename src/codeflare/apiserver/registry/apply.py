@@ -15,7 +15,7 @@ import json
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from codeflare.apiserver.errors import FIELD_CONFLICT, ApiError, FieldError, bad_request
+from codeflare.apiserver.errors import ApiError, bad_request
 from codeflare.apiserver.registry.fieldsets import (
     IGNORED_META,
     ITEM,
@@ -36,6 +36,7 @@ from codeflare.apiserver.registry.managed_fields import (
     read_managed_fields,
     write_managed_fields,
 )
+from codeflare.k8s.schema.field import ErrorType, FieldError
 
 
 def _strip_applied(applied: Mapping[str, Any], subresource: str) -> dict[str, Any]:
@@ -180,7 +181,7 @@ def _prefixes(paths: Iterable[Path]) -> set[Path]:
 
 def _conflict_error(conflicts: list[tuple[Path, ManagedFieldsEntry]]) -> ApiError:
     causes = [
-        FieldError(FIELD_CONFLICT, render_path(p), f"conflict with {e.describe()}") for p, e in conflicts
+        FieldError(ErrorType.CONFLICT, render_path(p), f"conflict with {e.describe()}") for p, e in conflicts
     ]
     if len(conflicts) == 1:
         path, entry = conflicts[0]

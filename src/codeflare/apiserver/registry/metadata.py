@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from codeflare.k8s.schema.field import FIELD_FORBIDDEN, FIELD_INVALID, FieldError
+from codeflare.k8s.schema.field import ErrorType, FieldError
 
 _IMMUTABLE = ("name", "namespace", "uid", "creationTimestamp")
 
@@ -31,18 +31,18 @@ def validate_meta_update(old: dict[str, Any], new: dict[str, Any]) -> list[Field
         if key in ("uid", "creationTimestamp") and not after:
             continue
         if before != after:
-            errs.append(FieldError(FIELD_INVALID, f"metadata.{key}", "field is immutable", after))
+            errs.append(FieldError(ErrorType.INVALID, f"metadata.{key}", "field is immutable", after))
     for key in ("deletionTimestamp", "deletionGracePeriodSeconds"):
         before, after = old.get(key), new.get(key)
         if after is not None and before != after:
-            errs.append(FieldError(FIELD_INVALID, f"metadata.{key}", "field is immutable", after))
+            errs.append(FieldError(ErrorType.INVALID, f"metadata.{key}", "field is immutable", after))
     if old.get("deletionTimestamp"):
         known = set(old.get("finalizers") or [])
         added = [f for f in new.get("finalizers") or [] if isinstance(f, str) and f not in known]
         if added:
             errs.append(
                 FieldError(
-                    FIELD_FORBIDDEN,
+                    ErrorType.FORBIDDEN,
                     "metadata.finalizers",
                     "no new finalizers can be added if the object is being deleted, "
                     f"found new finalizers {added}",

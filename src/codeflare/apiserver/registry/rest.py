@@ -18,6 +18,7 @@ from typing import Any
 from codeflare.apiserver import errors
 from codeflare.apiserver.context import RequestContext
 from codeflare.apiserver.registry.resources import ResourceType
+from codeflare.k8s.schema.field import ErrorType, FieldError
 
 NAME_SUFFIX_ALPHABET = "bcdfghjklmnpqrstvwxz2456789"
 OMITTED_WHEN_EMPTY = ("labels", "annotations", "finalizers", "ownerReferences")
@@ -92,10 +93,10 @@ def generate_name(rt: ResourceType, meta: dict[str, Any], taken: Callable[[str],
         return
     prefix = meta.get("generateName")
     if not prefix:
-        cause = errors.FieldError(errors.FIELD_REQUIRED, "metadata.name", "name or generateName is required")
+        cause = FieldError(ErrorType.REQUIRED, "metadata.name", "name or generateName is required")
         raise errors.invalid(rt.kind, "", [cause], rt.group)
     if not isinstance(prefix, str):
-        cause = errors.FieldError(errors.FIELD_INVALID, "metadata.generateName", "must be a string", prefix)
+        cause = FieldError(ErrorType.INVALID, "metadata.generateName", "must be a string", prefix)
         raise errors.invalid(rt.kind, "", [cause], rt.group)
     for _ in range(_NAME_ATTEMPTS):
         suffix = "".join(secrets.choice(NAME_SUFFIX_ALPHABET) for _ in range(5))
@@ -146,8 +147,8 @@ def no_new_finalizers_while_deleting(rt: ResourceType, old: dict[str, Any], new:
         return
     added = set(meta.get("finalizers") or []) - set(old_meta.get("finalizers") or [])
     if added:
-        cause = errors.FieldError(
-            errors.FIELD_FORBIDDEN,
+        cause = FieldError(
+            ErrorType.FORBIDDEN,
             "metadata.finalizers",
             "no new finalizers can be added if the object is being deleted, found new "
             f"finalizers {sorted(added)}",
@@ -177,15 +178,15 @@ def check_update_version(
         if str(given_rv) != old["metadata"]["resourceVersion"]:
             raise errors.conflict(rt.plural, name, rt.group)
     elif require_version if require_version is not None else rt.custom:
-        cause = errors.FieldError(
-            errors.FIELD_INVALID, "metadata.resourceVersion", "must be specified for an update", 0
+        cause = FieldError(
+            ErrorType.INVALID, "metadata.resourceVersion", "must be specified for an update", 0
         )
         raise errors.invalid(rt.kind, name, [cause], rt.group)
 
 
 def apply_schema(
     rt: ResourceType, obj: dict[str, Any], old: dict[str, Any] | None, ctx: RequestContext
-) -> list[errors.FieldError]:
+) -> list[FieldError]:
     """Default, prune and validate a custom object against its version's schema, in place.
 
     Pruned fields are warnings (``fieldValidation=Warn``, the default), a 400 (``Strict``) or
@@ -201,5 +202,5 @@ def apply_schema(
         if ctx.field_validation == "Strict":
             raise errors.bad_request("strict decoding error: " + ", ".join(messages))
         ctx.warnings.extend(messages)
-    result: list[errors.FieldError] = rt.schema.validate(obj, old)
+    result: list[FieldError] = rt.schema.validate(obj, old)
     return result

@@ -14,6 +14,7 @@ from typing import Any
 from codeflare.apiserver import errors
 from codeflare.apiserver.registry import patch
 from codeflare.apiserver.registry.resources import ResourceType
+from codeflare.k8s.schema.field import ErrorType, FieldError
 
 
 def get_path(obj: Any, dotted: str) -> Any:
@@ -79,8 +80,6 @@ def replicas_from(rt: ResourceType, name: str, obj: dict[str, Any], body: Any, p
         raise errors.bad_request("the body must be a Scale object")
     replicas = (scale.get("spec") or {}).get("replicas")
     if not isinstance(replicas, int) or isinstance(replicas, bool) or replicas < 0:
-        cause = errors.FieldError(
-            errors.FIELD_INVALID, "spec.replicas", "must be greater than or equal to 0", replicas
-        )
+        cause = FieldError(ErrorType.INVALID, "spec.replicas", "must be greater than or equal to 0", replicas)
         raise errors.invalid("Scale", name, [cause], "autoscaling")
     return replicas

@@ -15,26 +15,19 @@ from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from codeflare.apiserver.errors import (
-    FIELD_FORBIDDEN,
-    FIELD_INVALID,
-    FIELD_NOT_SUPPORTED,
-    FIELD_REQUIRED,
-    ApiError,
-    FieldError,
-    bad_request,
-)
+from codeflare.apiserver.errors import ApiError, bad_request
 from codeflare.k8s.names import is_label_value, is_qualified_name
+from codeflare.k8s.schema.field import ErrorType, FieldError
 
 
 def label_key_errors(key: str, path: str) -> list[FieldError]:
     """Why ``key`` is not a valid label key (qualified name: optional DNS prefix, "/", name)."""
-    return [FieldError(FIELD_INVALID, path, msg, key) for msg in is_qualified_name(key)]
+    return [FieldError(ErrorType.INVALID, path, msg, key) for msg in is_qualified_name(key)]
 
 
 def label_value_errors(value: str, path: str) -> list[FieldError]:
     """Why ``value`` is not a valid label value (empty, or a name of at most 63 characters)."""
-    return [FieldError(FIELD_INVALID, path, msg, value) for msg in is_label_value(value)]
+    return [FieldError(ErrorType.INVALID, path, msg, value) for msg in is_label_value(value)]
 
 
 # ---- label selectors ----------------------------------------------------------------------------
@@ -93,12 +86,12 @@ def _requirement(key: str, operator: str, values: list[str]) -> Requirement:
     causes = label_key_errors(key, "key")
     if operator in (IN, NOT_IN) and not values:
         causes.append(
-            FieldError(FIELD_REQUIRED, "values", "for 'in', 'notin' operators, values set can't be empty")
+            FieldError(ErrorType.REQUIRED, "values", "for 'in', 'notin' operators, values set can't be empty")
         )
     for n, value in enumerate(values):
         if operator in (GREATER, LESS):
             if not re.fullmatch(r"-?[0-9]+", value):
-                causes.append(FieldError(FIELD_INVALID, f"values[{n}]", "must be an integer", value))
+                causes.append(FieldError(ErrorType.INVALID, f"values[{n}]", "must be an integer", value))
         else:
             causes.extend(label_value_errors(value, f"values[{n}]"))
     if causes:
@@ -236,21 +229,21 @@ class LabelSelector:
 def validate_label_selector_dict(sel: Any, path: str) -> list[FieldError]:
     """Every problem of a ``metav1.LabelSelector`` object, with field paths under ``path``."""
     if not isinstance(sel, Mapping):
-        return [FieldError(FIELD_INVALID, path, "must be an object", sel)]
+        return [FieldError(ErrorType.INVALID, path, "must be an object", sel)]
     out: list[FieldError] = []
     labels = sel.get("matchLabels") or {}
     if not isinstance(labels, Mapping):
-        out.append(FieldError(FIELD_INVALID, f"{path}.matchLabels", "must be an object", labels))
+        out.append(FieldError(ErrorType.INVALID, f"{path}.matchLabels", "must be an object", labels))
         labels = {}
     for key, value in labels.items():
         out += label_key_errors(str(key), f"{path}.matchLabels")
         if not isinstance(value, str):
-            out.append(FieldError(FIELD_INVALID, f"{path}.matchLabels", "must be a string", value))
+            out.append(FieldError(ErrorType.INVALID, f"{path}.matchLabels", "must be a string", value))
         else:
             out += label_value_errors(value, f"{path}.matchLabels")
     exprs = sel.get("matchExpressions") or []
     if not isinstance(exprs, list):
-        return [*out, FieldError(FIELD_INVALID, f"{path}.matchExpressions", "must be a list", exprs)]
+        return [*out, FieldError(ErrorType.INVALID, f"{path}.matchExpressions", "must be a list", exprs)]
     for n, expr in enumerate(exprs):
         out += _expression_errors(expr, f"{path}.matchExpressions[{n}]")
     return out
@@ -258,17 +251,17 @@ def validate_label_selector_dict(sel: Any, path: str) -> list[FieldError]:
 
 def _expression_errors(expr: Any, path: str) -> list[FieldError]:
     if not isinstance(expr, Mapping):
-        return [FieldError(FIELD_INVALID, path, "must be an object", expr)]
+        return [FieldError(ErrorType.INVALID, path, "must be an object", expr)]
     out: list[FieldError] = []
     key, operator, values = expr.get("key"), expr.get("operator"), expr.get("values")
     if not isinstance(key, str) or not key:
-        out.append(FieldError(FIELD_REQUIRED, f"{path}.key"))
+        out.append(FieldError(ErrorType.REQUIRED, f"{path}.key"))
     else:
         out += label_key_errors(key, f"{path}.key")
     if operator not in _OBJECT_OPERATORS:
         out.append(
             FieldError(
-                FIELD_NOT_SUPPORTED,
+                ErrorType.NOT_SUPPORTED,
                 f"{path}.operator",
                 'supported values: "DoesNotExist", "Exists", "In", "NotIn"',
                 operator,
@@ -277,23 +270,23 @@ def _expression_errors(expr: Any, path: str) -> list[FieldError]:
     elif operator in ("In", "NotIn") and not values:
         out.append(
             FieldError(
-                FIELD_REQUIRED, f"{path}.values", "must be specified when `operator` is 'In' or 'NotIn'"
+                ErrorType.REQUIRED, f"{path}.values", "must be specified when `operator` is 'In' or 'NotIn'"
             )
         )
     elif operator in ("Exists", "DoesNotExist") and values:
         out.append(
             FieldError(
-                FIELD_FORBIDDEN,
+                ErrorType.FORBIDDEN,
                 f"{path}.values",
                 "may not be specified when `operator` is 'Exists' or 'DoesNotExist'",
             )
         )
     if values is not None and not isinstance(values, list):
-        out.append(FieldError(FIELD_INVALID, f"{path}.values", "must be a list", values))
+        out.append(FieldError(ErrorType.INVALID, f"{path}.values", "must be a list", values))
     elif values:
         for n, value in enumerate(values):
             if not isinstance(value, str):
-                out.append(FieldError(FIELD_INVALID, f"{path}.values[{n}]", "must be a string", value))
+                out.append(FieldError(ErrorType.INVALID, f"{path}.values[{n}]", "must be a string", value))
             else:
                 out += label_value_errors(value, f"{path}.values[{n}]")
     return out

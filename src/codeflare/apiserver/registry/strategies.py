@@ -14,8 +14,6 @@ import logging
 import re
 from typing import Any
 
-from codeflare.apiserver import errors
-from codeflare.apiserver.errors import FieldError
 from codeflare.apiserver.registry.resources import (
     ALL_VERBS,
     BASE_FIELD_SELECTORS,
@@ -27,6 +25,7 @@ from codeflare.apiserver.registry.webhook_configurations import validate_configu
 from codeflare.apiserver.storage.store import ObjectStore
 from codeflare.k8s.names import is_dns1035_label, is_dns1123_label
 from codeflare.k8s.schema import CompiledSchema, check_structural
+from codeflare.k8s.schema.field import ErrorType, FieldError
 
 log = logging.getLogger(__name__)
 
@@ -216,26 +215,26 @@ def validate_crd(
     out: list[FieldError] = []
     spec = obj.get("spec")
     if not isinstance(spec, dict):
-        return [FieldError(errors.FIELD_REQUIRED, "spec", "")]
+        return [FieldError(ErrorType.REQUIRED, "spec", "")]
     group = spec.get("group")
     if not isinstance(group, str) or not group:
-        out.append(FieldError(errors.FIELD_REQUIRED, "spec.group", ""))
+        out.append(FieldError(ErrorType.REQUIRED, "spec.group", ""))
     elif "." not in group:
         out.append(
-            FieldError(errors.FIELD_INVALID, "spec.group", "should be a domain with at least one dot", group)
+            FieldError(ErrorType.INVALID, "spec.group", "should be a domain with at least one dot", group)
         )
     names = spec.get("names")
     plural = kind = ""
     if not isinstance(names, dict):
-        out.append(FieldError(errors.FIELD_REQUIRED, "spec.names", ""))
+        out.append(FieldError(ErrorType.REQUIRED, "spec.names", ""))
     else:
         plural, kind = names.get("plural", ""), names.get("kind", "")
         if not isinstance(plural, str) or not plural:
-            out.append(FieldError(errors.FIELD_REQUIRED, "spec.names.plural", ""))
+            out.append(FieldError(ErrorType.REQUIRED, "spec.names.plural", ""))
         elif is_dns1123_label(plural):
             out.append(
                 FieldError(
-                    errors.FIELD_INVALID,
+                    ErrorType.INVALID,
                     "spec.names.plural",
                     "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or "
                     "'-', and must start and end with an alphanumeric character",
@@ -243,11 +242,11 @@ def validate_crd(
                 )
             )
         if not isinstance(kind, str) or not kind:
-            out.append(FieldError(errors.FIELD_REQUIRED, "spec.names.kind", ""))
+            out.append(FieldError(ErrorType.REQUIRED, "spec.names.kind", ""))
         elif not _KIND.match(kind):
             out.append(
                 FieldError(
-                    errors.FIELD_INVALID,
+                    ErrorType.INVALID,
                     "spec.names.kind",
                     "may have mixed case, but should otherwise match: ^[A-Z][a-zA-Z0-9]*$",
                     kind,
@@ -257,7 +256,7 @@ def validate_crd(
             if not isinstance(short, str) or is_dns1123_label(short):
                 out.append(
                     FieldError(
-                        errors.FIELD_INVALID,
+                        ErrorType.INVALID,
                         f"spec.names.shortNames[{i}]",
                         "must be a lowercase RFC 1123 label",
                         short,
@@ -268,7 +267,7 @@ def validate_crd(
         if obj["metadata"].get("name") != expected:
             out.append(
                 FieldError(
-                    errors.FIELD_INVALID,
+                    ErrorType.INVALID,
                     "metadata.name",
                     'must be spec.names.plural+"."+spec.group',
                     obj["metadata"].get("name"),
@@ -278,26 +277,22 @@ def validate_crd(
     if scope not in ("Namespaced", "Cluster"):
         out.append(
             FieldError(
-                errors.FIELD_NOT_SUPPORTED, "spec.scope", 'supported values: "Cluster", "Namespaced"', scope
+                ErrorType.NOT_SUPPORTED, "spec.scope", 'supported values: "Cluster", "Namespaced"', scope
             )
         )
     out += _validate_versions(spec.get("versions"))
     if old is not None:
         old_spec = old.get("spec") or {}
         if old_spec.get("group") != spec.get("group"):
-            out.append(
-                FieldError(errors.FIELD_INVALID, "spec.group", "field is immutable", spec.get("group"))
-            )
+            out.append(FieldError(ErrorType.INVALID, "spec.group", "field is immutable", spec.get("group")))
         if old_spec.get("scope") != spec.get("scope"):
-            out.append(
-                FieldError(errors.FIELD_INVALID, "spec.scope", "field is immutable", spec.get("scope"))
-            )
+            out.append(FieldError(ErrorType.INVALID, "spec.scope", "field is immutable", spec.get("scope")))
     elif isinstance(group, str) and isinstance(plural, str) and not out:
         for res in registry.all():
             if res.group == group and res.plural == plural:
                 out.append(
                     FieldError(
-                        errors.FIELD_DUPLICATE,
+                        ErrorType.DUPLICATE,
                         "spec.names.plural",
                         f"{plural}.{group} is already served",
                         plural,
@@ -312,7 +307,7 @@ def _validate_versions(versions: Any) -> list[FieldError]:
     if not isinstance(versions, list) or not versions:
         return [
             FieldError(
-                errors.FIELD_INVALID,
+                ErrorType.INVALID,
                 "spec.versions",
                 "must have exactly one version marked as storage version",
                 versions,
@@ -323,13 +318,13 @@ def _validate_versions(versions: Any) -> list[FieldError]:
     for i, version in enumerate(versions):
         path = f"spec.versions[{i}]"
         if not isinstance(version, dict):
-            out.append(FieldError(errors.FIELD_TYPE_INVALID, path, "must be an object", version))
+            out.append(FieldError(ErrorType.TYPE_INVALID, path, "must be an object", version))
             continue
         name = version.get("name")
         if not isinstance(name, str) or is_dns1035_label(name):
-            out.append(FieldError(errors.FIELD_INVALID, f"{path}.name", "must be a DNS-1035 label", name))
+            out.append(FieldError(ErrorType.INVALID, f"{path}.name", "must be a DNS-1035 label", name))
         elif name in seen:
-            out.append(FieldError(errors.FIELD_DUPLICATE, f"{path}.name", "", name))
+            out.append(FieldError(ErrorType.DUPLICATE, f"{path}.name", "", name))
         else:
             seen.add(name)
         if version.get("storage") is True:
@@ -341,32 +336,32 @@ def _validate_versions(versions: Any) -> list[FieldError]:
         )
         if not isinstance(schema, dict):
             out.append(
-                FieldError(errors.FIELD_REQUIRED, f"{path}.schema.openAPIV3Schema", "schemas are required")
+                FieldError(ErrorType.REQUIRED, f"{path}.schema.openAPIV3Schema", "schemas are required")
             )
         else:
             out += check_structural(schema, f"{path}.schema.openAPIV3Schema")
         for j, column in enumerate(version.get("additionalPrinterColumns") or []):
             cpath = f"{path}.additionalPrinterColumns[{j}]"
             if not isinstance(column, dict):
-                out.append(FieldError(errors.FIELD_TYPE_INVALID, cpath, "must be an object", column))
+                out.append(FieldError(ErrorType.TYPE_INVALID, cpath, "must be an object", column))
                 continue
             if not column.get("name"):
-                out.append(FieldError(errors.FIELD_REQUIRED, f"{cpath}.name", ""))
+                out.append(FieldError(ErrorType.REQUIRED, f"{cpath}.name", ""))
             if column.get("type") not in _COLUMN_TYPES:
                 out.append(
                     FieldError(
-                        errors.FIELD_NOT_SUPPORTED,
+                        ErrorType.NOT_SUPPORTED,
                         f"{cpath}.type",
                         "supported values: " + ", ".join(f'"{t}"' for t in _COLUMN_TYPES),
                         column.get("type"),
                     )
                 )
             if not isinstance(column.get("jsonPath"), str) or not column.get("jsonPath"):
-                out.append(FieldError(errors.FIELD_REQUIRED, f"{cpath}.jsonPath", ""))
+                out.append(FieldError(ErrorType.REQUIRED, f"{cpath}.jsonPath", ""))
     if storage != 1:
         out.append(
             FieldError(
-                errors.FIELD_INVALID,
+                ErrorType.INVALID,
                 "spec.versions",
                 "must have exactly one version marked as storage version",
                 storage,

@@ -14,9 +14,8 @@ import binascii
 from typing import Any
 from urllib.parse import urlsplit
 
-from codeflare.apiserver import errors
-from codeflare.apiserver.errors import FieldError
 from codeflare.apiserver.registry.selectors import validate_label_selector_dict
+from codeflare.k8s.schema.field import ErrorType, FieldError
 
 MUTATING_KEY = "admissionregistration.k8s.io/mutatingwebhookconfigurations"
 VALIDATING_KEY = "admissionregistration.k8s.io/validatingwebhookconfigurations"
@@ -29,13 +28,13 @@ def _strings(value: Any, path: str, out: list[FieldError], allowed: tuple[str, .
     if value is None:
         return ()
     if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
-        out.append(FieldError(errors.FIELD_INVALID, path, "must be a list of strings", value))
+        out.append(FieldError(ErrorType.INVALID, path, "must be a list of strings", value))
         return ()
     for n, item in enumerate(value):
         if allowed and item not in allowed:
             out.append(
                 FieldError(
-                    errors.FIELD_NOT_SUPPORTED,
+                    ErrorType.NOT_SUPPORTED,
                     f"{path}[{n}]",
                     "supported values: " + ", ".join(f'"{a}"' for a in allowed),
                     item,
@@ -46,7 +45,7 @@ def _strings(value: Any, path: str, out: list[FieldError], allowed: tuple[str, .
 
 def _validate_rule(rule: Any, path: str, out: list[FieldError]) -> None:
     if not isinstance(rule, dict):
-        out.append(FieldError(errors.FIELD_INVALID, path, "must be an object", rule))
+        out.append(FieldError(ErrorType.INVALID, path, "must be an object", rule))
         return
     _strings(rule.get("operations"), f"{path}.operations", out, (*OPERATIONS, "*"))
     _strings(rule.get("apiGroups"), f"{path}.apiGroups", out)
@@ -56,7 +55,7 @@ def _validate_rule(rule: Any, path: str, out: list[FieldError]) -> None:
         if not res or res.count("/") > 1 or res.startswith("/") or res.endswith("/"):
             out.append(
                 FieldError(
-                    errors.FIELD_INVALID,
+                    ErrorType.INVALID,
                     f"{path}.resources[{n}]",
                     "must be resource or resource/subresource",
                     res,
@@ -66,7 +65,7 @@ def _validate_rule(rule: Any, path: str, out: list[FieldError]) -> None:
     if scope not in ("*", "Cluster", "Namespaced", None):
         out.append(
             FieldError(
-                errors.FIELD_NOT_SUPPORTED,
+                ErrorType.NOT_SUPPORTED,
                 f"{path}.scope",
                 'supported values: "*", "Cluster", "Namespaced"',
                 scope,
@@ -76,21 +75,19 @@ def _validate_rule(rule: Any, path: str, out: list[FieldError]) -> None:
 
 def _validate_client_config(cc: Any, path: str, out: list[FieldError]) -> None:
     if not isinstance(cc, dict):
-        out.append(FieldError(errors.FIELD_REQUIRED, path, "a clientConfig is required"))
+        out.append(FieldError(ErrorType.REQUIRED, path, "a clientConfig is required"))
         return
     url, service = cc.get("url"), cc.get("service")
     if (url is None) == (service is None):
-        out.append(FieldError(errors.FIELD_REQUIRED, path, "exactly one of url or service is required"))
+        out.append(FieldError(ErrorType.REQUIRED, path, "exactly one of url or service is required"))
     if url is not None:
         parts = urlsplit(url) if isinstance(url, str) else None
         if parts is None or parts.scheme != "https" or not parts.hostname:
-            out.append(
-                FieldError(errors.FIELD_INVALID, f"{path}.url", "must be an https URL with a host", url)
-            )
+            out.append(FieldError(ErrorType.INVALID, f"{path}.url", "must be an https URL with a host", url))
         elif parts.fragment or parts.query or parts.username:
             out.append(
                 FieldError(
-                    errors.FIELD_INVALID,
+                    ErrorType.INVALID,
                     f"{path}.url",
                     "fragments, query parameters and user information are not allowed",
                     url,
@@ -98,28 +95,24 @@ def _validate_client_config(cc: Any, path: str, out: list[FieldError]) -> None:
             )
     if service is not None:
         if not isinstance(service, dict):
-            out.append(FieldError(errors.FIELD_INVALID, f"{path}.service", "must be an object", service))
+            out.append(FieldError(ErrorType.INVALID, f"{path}.service", "must be an object", service))
         else:
             for key in ("namespace", "name"):
                 if not isinstance(service.get(key), str) or not service.get(key):
                     out.append(
                         FieldError(
-                            errors.FIELD_REQUIRED, f"{path}.service.{key}", "service " + key + " is required"
+                            ErrorType.REQUIRED, f"{path}.service.{key}", "service " + key + " is required"
                         )
                     )
             svc_path = service.get("path")
             if svc_path is not None and (not isinstance(svc_path, str) or not svc_path.startswith("/")):
                 out.append(
-                    FieldError(
-                        errors.FIELD_INVALID, f"{path}.service.path", "must start with a '/'", svc_path
-                    )
+                    FieldError(ErrorType.INVALID, f"{path}.service.path", "must start with a '/'", svc_path)
                 )
             port = service.get("port", 443)
             if not isinstance(port, int) or isinstance(port, bool) or not 1 <= port <= 65535:
                 out.append(
-                    FieldError(
-                        errors.FIELD_INVALID, f"{path}.service.port", "must be between 1 and 65535", port
-                    )
+                    FieldError(ErrorType.INVALID, f"{path}.service.port", "must be between 1 and 65535", port)
                 )
     bundle = cc.get("caBundle")
     if bundle is not None:
@@ -129,7 +122,7 @@ def _validate_client_config(cc: Any, path: str, out: list[FieldError]) -> None:
             base64.b64decode(bundle, validate=True)
         except (ValueError, binascii.Error):
             out.append(
-                FieldError(errors.FIELD_INVALID, f"{path}.caBundle", "must be base64-encoded PEM", "<bytes>")
+                FieldError(ErrorType.INVALID, f"{path}.caBundle", "must be base64-encoded PEM", "<bytes>")
             )
 
 
@@ -140,31 +133,31 @@ def validate_configuration(obj: dict[str, Any], mutating: bool) -> list[FieldErr
     if hooks is None:
         return out
     if not isinstance(hooks, list):
-        return [FieldError(errors.FIELD_INVALID, "webhooks", "must be a list", hooks)]
+        return [FieldError(ErrorType.INVALID, "webhooks", "must be a list", hooks)]
     names: set[str] = set()
     for i, hook in enumerate(hooks):
         path = f"webhooks[{i}]"
         if not isinstance(hook, dict):
-            out.append(FieldError(errors.FIELD_INVALID, path, "must be an object", hook))
+            out.append(FieldError(ErrorType.INVALID, path, "must be an object", hook))
             continue
         name = hook.get("name")
         if not isinstance(name, str) or len(name.split(".")) < 3 or not all(name.split(".")):
             out.append(
                 FieldError(
-                    errors.FIELD_INVALID,
+                    ErrorType.INVALID,
                     f"{path}.name",
                     "should be a domain with at least three segments separated by dots",
                     name,
                 )
             )
         elif name in names:
-            out.append(FieldError(errors.FIELD_DUPLICATE, f"{path}.name", "", name))
+            out.append(FieldError(ErrorType.DUPLICATE, f"{path}.name", "", name))
         else:
             names.add(name)
         _validate_client_config(hook.get("clientConfig"), f"{path}.clientConfig", out)
         rules = hook.get("rules") or []
         if not isinstance(rules, list):
-            out.append(FieldError(errors.FIELD_INVALID, f"{path}.rules", "must be a list", rules))
+            out.append(FieldError(ErrorType.INVALID, f"{path}.rules", "must be a list", rules))
         else:
             for n, rule in enumerate(rules):
                 _validate_rule(rule, f"{path}.rules[{n}]", out)
@@ -178,7 +171,7 @@ def validate_configuration(obj: dict[str, Any], mutating: bool) -> list[FieldErr
             if value is not None and value not in allowed:
                 out.append(
                     FieldError(
-                        errors.FIELD_NOT_SUPPORTED,
+                        ErrorType.NOT_SUPPORTED,
                         f"{path}.{key}",
                         "supported values: " + ", ".join(f'"{a}"' for a in allowed),
                         value,
@@ -187,7 +180,7 @@ def validate_configuration(obj: dict[str, Any], mutating: bool) -> list[FieldErr
         if hook.get("sideEffects") is None:
             out.append(
                 FieldError(
-                    errors.FIELD_REQUIRED, f"{path}.sideEffects", 'must specify one of "None", "NoneOnDryRun"'
+                    ErrorType.REQUIRED, f"{path}.sideEffects", 'must specify one of "None", "NoneOnDryRun"'
                 )
             )
         timeout = hook.get("timeoutSeconds")
@@ -196,7 +189,7 @@ def validate_configuration(obj: dict[str, Any], mutating: bool) -> list[FieldErr
         ):
             out.append(
                 FieldError(
-                    errors.FIELD_INVALID,
+                    ErrorType.INVALID,
                     f"{path}.timeoutSeconds",
                     "the timeout value must be between 1 and 30 seconds",
                     timeout,
@@ -206,7 +199,7 @@ def validate_configuration(obj: dict[str, Any], mutating: bool) -> list[FieldErr
         if not isinstance(versions, list) or "v1" not in versions:
             out.append(
                 FieldError(
-                    errors.FIELD_REQUIRED,
+                    ErrorType.REQUIRED,
                     f"{path}.admissionReviewVersions",
                     'must include "v1" (the only version this server speaks)',
                 )

@@ -18,6 +18,7 @@ from codeflare.apiserver.registry.resources import ResourceRegistry, ResourceTyp
 from codeflare.apiserver.registry.rest import check_type_meta
 from codeflare.apiserver.security.authz import Authorization
 from codeflare.apiserver.security.rbac import AUTHN_GROUP, AUTHZ_GROUP, Rule
+from codeflare.k8s.schema.field import ErrorType, FieldError
 
 # Authenticator as the reviews need it: "Bearer <token>" -> user or None.
 Authenticate = Callable[[str | None], UserInfo | None]
@@ -46,9 +47,13 @@ def _group_of(kind: str) -> str:
     return AUTHN_GROUP if kind in ("TokenReview", "SelfSubjectReview") else AUTHZ_GROUP
 
 
-def _field(kind: str, path: str, detail: str, value: Any) -> errors.ApiError:
-    cause = errors.FieldError(errors.FIELD_INVALID, path, detail, value)
+def _refused(kind: str, cause: FieldError) -> errors.ApiError:
+    """The 422 a review of ``kind`` answers for one bad field."""
     return errors.invalid(kind, "", [cause], _group_of(kind))
+
+
+def _field(kind: str, path: str, detail: str, value: Any) -> errors.ApiError:
+    return _refused(kind, FieldError(ErrorType.INVALID, path, detail, value))
 
 
 def _string(container: dict[str, Any], key: str, kind: str, path: str) -> str:
@@ -76,6 +81,12 @@ def _check_envelope(body: Any, rt: ResourceType) -> dict[str, Any]:
     return body
 
 
+def _envelope_and_spec(body: Any, rt: ResourceType) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The checked review body and its ``spec`` (``{}`` when absent)."""
+    body = _check_envelope(body, rt)
+    return body, _object(body.get("spec"), rt.kind, "spec")
+
+
 def parse_access_spec(spec: dict[str, Any], kind: str, namespace: str = "") -> RequestAttributes:
     """resourceAttributes or nonResourceAttributes of an access review, validated."""
     res = _object(spec.get("resourceAttributes"), kind, "spec.resourceAttributes")
@@ -89,8 +100,8 @@ def parse_access_spec(spec: dict[str, Any], kind: str, namespace: str = "") -> R
             kind,
             "",
             [
-                errors.FieldError(
-                    errors.FIELD_INVALID,
+                FieldError(
+                    ErrorType.INVALID,
                     "spec.nonResourceAttributes",
                     "cannot be specified in combination with resourceAttributes",
                     "",
@@ -103,8 +114,8 @@ def parse_access_spec(spec: dict[str, Any], kind: str, namespace: str = "") -> R
             kind,
             "",
             [
-                errors.FieldError(
-                    errors.FIELD_INVALID,
+                FieldError(
+                    ErrorType.INVALID,
                     "spec.resourceAttributes",
                     "exactly one of nonResourceAttributes or resourceAttributes must be specified",
                     "",
@@ -132,8 +143,8 @@ def parse_access_spec(spec: dict[str, Any], kind: str, namespace: str = "") -> R
                 kind,
                 "",
                 [
-                    errors.FieldError(
-                        errors.FIELD_INVALID,
+                    FieldError(
+                        ErrorType.INVALID,
                         "spec.resourceAttributes.namespace",
                         "must match metadata.namespace",
                         attrs.namespace,
@@ -162,8 +173,8 @@ def _user_from_spec(spec: dict[str, Any], kind: str) -> UserInfo:
             kind,
             "",
             [
-                errors.FieldError(
-                    errors.FIELD_INVALID, "spec.user", "at least one of user or group must be specified", ""
+                FieldError(
+                    ErrorType.INVALID, "spec.user", "at least one of user or group must be specified", ""
                 )
             ],
             AUTHZ_GROUP,
@@ -211,24 +222,11 @@ class Reviews:
     async def _subject_access_review(
         self, rt: ResourceType, attrs: Any, ctx: RequestContext, body: Any
     ) -> dict[str, Any]:
-        body = _check_envelope(body, rt)
-        spec = _object(body.get("spec"), rt.kind, "spec")
+        body, spec = _envelope_and_spec(body, rt)
         subject = _user_from_spec(spec, rt.kind)
         review = parse_access_spec(spec, rt.kind, attrs.namespace if rt.namespaced else "")
         if rt.namespaced and not review.resource_request:
-            raise errors.invalid(
-                rt.kind,
-                "",
-                [
-                    errors.FieldError(
-                        errors.FIELD_INVALID,
-                        "spec.nonResourceAttributes",
-                        "disallowed on this kind of request",
-                        "",
-                    )
-                ],
-                AUTHZ_GROUP,
-            )
+            raise _field(rt.kind, "spec.nonResourceAttributes", "disallowed on this kind of request", "")
         answer = self._answer(rt, body, self._access_status(subject, review))
         if rt.namespaced:
             answer["metadata"]["namespace"] = attrs.namespace
@@ -237,16 +235,14 @@ class Reviews:
     async def _self_subject_access_review(
         self, rt: ResourceType, attrs: Any, ctx: RequestContext, body: Any
     ) -> dict[str, Any]:
-        body = _check_envelope(body, rt)
-        spec = _object(body.get("spec"), rt.kind, "spec")
+        body, spec = _envelope_and_spec(body, rt)
         review = parse_access_spec(spec, rt.kind)
         return self._answer(rt, body, self._access_status(ctx.user, review))
 
     async def _self_subject_rules_review(
         self, rt: ResourceType, attrs: Any, ctx: RequestContext, body: Any
     ) -> dict[str, Any]:
-        body = _check_envelope(body, rt)
-        spec = _object(body.get("spec"), rt.kind, "spec")
+        body, spec = _envelope_and_spec(body, rt)
         namespace = _string(spec, "namespace", rt.kind, "spec")
         if self.authorization.enabled:
             rules = self.authorization.index.rules_for(ctx.user, namespace)
@@ -264,28 +260,13 @@ class Reviews:
     async def _token_review(
         self, rt: ResourceType, attrs: Any, ctx: RequestContext, body: Any
     ) -> dict[str, Any]:
-        body = _check_envelope(body, rt)
-        spec = _object(body.get("spec"), rt.kind, "spec")
+        body, spec = _envelope_and_spec(body, rt)
         token = spec.get("token")
         if not isinstance(token, str) or not token:
-            raise errors.invalid(
-                rt.kind,
-                "",
-                [errors.FieldError(errors.FIELD_REQUIRED, "spec.token", "a token is required")],
-                AUTHN_GROUP,
-            )
+            raise _refused(rt.kind, FieldError(ErrorType.REQUIRED, "spec.token", "a token is required"))
         audiences = spec.get("audiences") or []
         if not isinstance(audiences, list) or not all(isinstance(a, str) for a in audiences):
-            raise errors.invalid(
-                rt.kind,
-                "",
-                [
-                    errors.FieldError(
-                        errors.FIELD_INVALID, "spec.audiences", "must be a list of strings", audiences
-                    )
-                ],
-                AUTHN_GROUP,
-            )
+            raise _field(rt.kind, "spec.audiences", "must be a list of strings", audiences)
         user = self.authenticate(f"Bearer {token}")
         if user is None:
             status: dict[str, Any] = {"authenticated": False, "user": {}, "error": "invalid bearer token"}

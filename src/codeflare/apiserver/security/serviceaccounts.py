@@ -25,6 +25,7 @@ from codeflare.apiserver import errors
 from codeflare.apiserver.context import RequestContext, UserInfo
 from codeflare.apiserver.registry.resources import ResourceType
 from codeflare.apiserver.storage.store import ObjectStore
+from codeflare.k8s.schema.field import ErrorType, FieldError
 from codeflare.k8s.timestamps import format_rfc3339
 
 log = logging.getLogger(__name__)
@@ -160,6 +161,6 @@ def _invalid(name: str, path: str, detail: str, value: Any) -> errors.ApiError:
     return errors.invalid(
         "TokenRequest",
         name,
-        [errors.FieldError(errors.FIELD_INVALID, path, detail, value)],
+        [FieldError(ErrorType.INVALID, path, detail, value)],
         "authentication.k8s.io",
     )

@@ -1,6 +1,7 @@
 """API errors rendered as Kubernetes Status bodies and field-error messages."""
 
 from codeflare.apiserver import errors
+from codeflare.k8s.schema.field import ErrorType, FieldError
 
 
 def test_invalid_status_names_each_field() -> None:
@@ -8,8 +9,8 @@ def test_invalid_status_names_each_field() -> None:
         "RayCluster",
         "demo",
         [
-            errors.FieldError(errors.FIELD_REQUIRED, "spec.headGroupSpec"),
-            errors.FieldError(errors.FIELD_INVALID, "spec.workerGroupSpecs[0].replicas", "must be >= 0", -1),
+            FieldError(ErrorType.REQUIRED, "spec.headGroupSpec"),
+            FieldError(ErrorType.INVALID, "spec.workerGroupSpecs[0].replicas", "must be >= 0", -1),
         ],
         group="ray.io",
     )

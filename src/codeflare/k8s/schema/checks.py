@@ -19,12 +19,7 @@ from collections.abc import Callable
 from functools import lru_cache
 from typing import Any
 
-from codeflare.k8s.schema.field import (
-    FIELD_DUPLICATE,
-    FIELD_INVALID,
-    FIELD_TOO_LONG,
-    FieldError,
-)
+from codeflare.k8s.schema.field import ErrorType, FieldError
 
 ROOT_PATH = "<root>"
 Check = Callable[[Any, str, list[FieldError]], None]
@@ -109,7 +104,7 @@ def shown_path(path: str) -> str:
 def max_length(limit: int) -> Check:
     def check(value: str, path: str, errs: list[FieldError]) -> None:
         if len(value) > limit:
-            errs.append(FieldError(FIELD_TOO_LONG, shown_path(path), f"may not be longer than {limit}"))
+            errs.append(FieldError(ErrorType.TOO_LONG, shown_path(path), f"may not be longer than {limit}"))
 
     return check
 
@@ -118,7 +113,9 @@ def min_length(limit: int) -> Check:
     def check(value: str, path: str, errs: list[FieldError]) -> None:
         if len(value) < limit:
             errs.append(
-                FieldError(FIELD_INVALID, shown_path(path), f"should be at least {limit} chars long", value)
+                FieldError(
+                    ErrorType.INVALID, shown_path(path), f"should be at least {limit} chars long", value
+                )
             )
 
     return check
@@ -127,7 +124,7 @@ def min_length(limit: int) -> Check:
 def pattern_check(source: str, regex: re.Pattern[str]) -> Check:
     def check(value: str, path: str, errs: list[FieldError]) -> None:
         if regex.search(value) is None:
-            errs.append(FieldError(FIELD_INVALID, shown_path(path), f"should match '{source}'", value))
+            errs.append(FieldError(ErrorType.INVALID, shown_path(path), f"should match '{source}'", value))
 
     return check
 
@@ -135,7 +132,7 @@ def pattern_check(source: str, regex: re.Pattern[str]) -> Check:
 def format_check(fmt: str) -> Check:
     def check(value: str, path: str, errs: list[FieldError]) -> None:
         if not format_ok(fmt, value):
-            errs.append(FieldError(FIELD_INVALID, shown_path(path), f"must be of type {fmt}", value))
+            errs.append(FieldError(ErrorType.INVALID, shown_path(path), f"must be of type {fmt}", value))
 
     return check
 
@@ -153,7 +150,7 @@ def bound_check(bound: float, op: str, exclusive: bool) -> Check:
         else:
             bad = value >= bound if exclusive else value > bound
         if bad:
-            errs.append(FieldError(FIELD_INVALID, shown_path(path), detail, value))
+            errs.append(FieldError(ErrorType.INVALID, shown_path(path), detail, value))
 
     return check
 
@@ -167,7 +164,7 @@ def multiple_of(factor: float) -> Check:
             ok = math.isfinite(quotient) and abs(quotient - round(quotient)) < 1e-9
         if not ok:
             errs.append(
-                FieldError(FIELD_INVALID, shown_path(path), f"should be a multiple of {factor}", value)
+                FieldError(ErrorType.INVALID, shown_path(path), f"should be a multiple of {factor}", value)
             )
 
     return check
@@ -178,7 +175,7 @@ def min_count(limit: int, word: str) -> Check:
         if len(value) < limit:
             errs.append(
                 FieldError(
-                    FIELD_INVALID, shown_path(path), f"should have at least {limit} {word}", len(value)
+                    ErrorType.INVALID, shown_path(path), f"should have at least {limit} {word}", len(value)
                 )
             )
 
@@ -189,7 +186,9 @@ def max_count(limit: int, word: str) -> Check:
     def check(value: Any, path: str, errs: list[FieldError]) -> None:
         if len(value) > limit:
             errs.append(
-                FieldError(FIELD_INVALID, shown_path(path), f"must have at most {limit} {word}", len(value))
+                FieldError(
+                    ErrorType.INVALID, shown_path(path), f"must have at most {limit} {word}", len(value)
+                )
             )
 
     return check
@@ -200,7 +199,7 @@ def unique_items(value: list[Any], path: str, errs: list[FieldError]) -> None:
     for i, item in enumerate(value):
         key = hashable(item)
         if key in seen:
-            errs.append(FieldError(FIELD_DUPLICATE, f"{path}[{i}]", "", item))
+            errs.append(FieldError(ErrorType.DUPLICATE, f"{path}[{i}]", "", item))
         seen.add(key)
 
 

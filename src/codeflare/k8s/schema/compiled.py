@@ -17,14 +17,7 @@ import threading
 from typing import TYPE_CHECKING, Any
 
 from codeflare.k8s.schema.defaulting import default_object, prune_object
-from codeflare.k8s.schema.field import (
-    FIELD_INVALID,
-    FIELD_NOT_SUPPORTED,
-    FIELD_REQUIRED,
-    FIELD_TOO_LONG,
-    FIELD_TYPE_INVALID,
-    FieldError,
-)
+from codeflare.k8s.schema.field import ErrorType, FieldError
 from codeflare.k8s.schema.node import compile_node
 from codeflare.k8s.schema.rulecheck import has_rules
 from codeflare.k8s.schema.validation import validate_object_root
@@ -33,9 +26,11 @@ if TYPE_CHECKING:
     from codeflare.k8s.schema.rules import RuleNode
 
 # Errors after which Kubernetes does not run the rules (apiextensions' hasBlockingErr).
-_BLOCKING = frozenset((FIELD_NOT_SUPPORTED, FIELD_REQUIRED, FIELD_TOO_LONG, FIELD_TYPE_INVALID))
+_BLOCKING = frozenset(
+    (ErrorType.NOT_SUPPORTED, ErrorType.REQUIRED, ErrorType.TOO_LONG, ErrorType.TYPE_INVALID)
+)
 _NOT_CHECKED = FieldError(
-    FIELD_INVALID,
+    ErrorType.INVALID,
     "<nil>",
     "some validation rules were not checked because the object was invalid; "
     "correct the existing errors to complete validation",

@@ -21,15 +21,7 @@ from codeflare.k8s.names import (
     is_path_segment_name,
     is_qualified_name,
 )
-from codeflare.k8s.schema.field import (
-    FIELD_FORBIDDEN,
-    FIELD_INVALID,
-    FIELD_REQUIRED,
-    FIELD_TOO_LONG,
-    FIELD_TYPE_INVALID,
-    FieldError,
-    json_type,
-)
+from codeflare.k8s.schema.field import ErrorType, FieldError, type_invalid
 
 TOTAL_ANNOTATION_SIZE_LIMIT = 256 * 1024
 
@@ -79,9 +71,9 @@ _TYPE_NAMES = {str: "string", int: "integer", dict: "object", list: "array"}
 OBJECT_META_FIELDS = frozenset(_META_FIELD_TYPES)
 
 
-def _json_type(value: Any) -> str:
-    """:func:`json_type` as ObjectMeta validation reports it (every float is "number")."""
-    return json_type(value, whole_floats_are_integers=False)
+def _type_invalid(path: str, wanted: str, value: Any) -> FieldError:
+    """:func:`type_invalid` as ObjectMeta validation reports it (every float is "number")."""
+    return type_invalid(path, wanted, value, whole_floats_are_integers=False)
 
 
 def _type_ok(value: Any, types: tuple[type, ...]) -> bool:
@@ -106,16 +98,12 @@ def validate_object_meta(
     that the server names itself).
     """
     if not isinstance(meta, dict):
-        return [FieldError(FIELD_TYPE_INVALID, "metadata", "must be of type object", _json_type(meta))]
+        return [_type_invalid("metadata", "object", meta)]
     errs: list[FieldError] = []
     for key, types in _META_FIELD_TYPES.items():
         if key in meta and not _type_ok(meta[key], types):
             want = _TYPE_NAMES[types[0]]
-            errs.append(
-                FieldError(
-                    FIELD_TYPE_INVALID, f"metadata.{key}", f"must be of type {want}", _json_type(meta[key])
-                )
-            )
+            errs.append(_type_invalid(f"metadata.{key}", want, meta[key]))
     bad = {e.field for e in errs}
     name = meta.get("name") or ""
     generate = meta.get("generateName") or ""
@@ -135,7 +123,7 @@ def validate_object_meta(
         value = meta.get(key)
         if key not in {f.removeprefix("metadata.") for f in bad} and isinstance(value, int) and value < 0:
             errs.append(
-                FieldError(FIELD_INVALID, f"metadata.{key}", "must be greater than or equal to 0", value)
+                FieldError(ErrorType.INVALID, f"metadata.{key}", "must be greater than or equal to 0", value)
             )
     return errs
 
@@ -144,27 +132,28 @@ def _validate_names(name: str, generate: str, rule: str, require_name: bool) -> 
     errs: list[FieldError] = []
     if generate:
         errs.extend(
-            FieldError(FIELD_INVALID, "metadata.generateName", msg, generate)
+            FieldError(ErrorType.INVALID, "metadata.generateName", msg, generate)
             for msg in validate_name(generate, rule, prefix=True)
         )
     if name:
         errs.extend(
-            FieldError(FIELD_INVALID, "metadata.name", msg, name) for msg in validate_name(name, rule)
+            FieldError(ErrorType.INVALID, "metadata.name", msg, name) for msg in validate_name(name, rule)
         )
     elif require_name and not generate:
-        errs.append(FieldError(FIELD_REQUIRED, "metadata.name", "name or generateName is required"))
+        errs.append(FieldError(ErrorType.REQUIRED, "metadata.name", "name or generateName is required"))
     return errs
 
 
 def _validate_namespace(namespace: str, namespaced: bool) -> list[FieldError]:
     if not namespaced:
         if namespace:
-            return [FieldError(FIELD_FORBIDDEN, "metadata.namespace", "not allowed on this type")]
+            return [FieldError(ErrorType.FORBIDDEN, "metadata.namespace", "not allowed on this type")]
         return []
     if not namespace:
-        return [FieldError(FIELD_REQUIRED, "metadata.namespace", "")]
+        return [FieldError(ErrorType.REQUIRED, "metadata.namespace", "")]
     return [
-        FieldError(FIELD_INVALID, "metadata.namespace", msg, namespace) for msg in is_dns1123_label(namespace)
+        FieldError(ErrorType.INVALID, "metadata.namespace", msg, namespace)
+        for msg in is_dns1123_label(namespace)
     ]
 
 
@@ -172,13 +161,11 @@ def validate_labels(labels: dict[str, Any], path: str) -> list[FieldError]:
     """Label keys are qualified names; values are strings of at most 63 label characters."""
     errs: list[FieldError] = []
     for key, value in labels.items():
-        errs.extend(FieldError(FIELD_INVALID, path, msg, key) for msg in is_qualified_name(key))
+        errs.extend(FieldError(ErrorType.INVALID, path, msg, key) for msg in is_qualified_name(key))
         if not isinstance(value, str):
-            errs.append(
-                FieldError(FIELD_TYPE_INVALID, f"{path}.{key}", "must be of type string", _json_type(value))
-            )
+            errs.append(_type_invalid(f"{path}.{key}", "string", value))
             continue
-        errs.extend(FieldError(FIELD_INVALID, path, msg, value) for msg in is_label_value(value))
+        errs.extend(FieldError(ErrorType.INVALID, path, msg, value) for msg in is_label_value(value))
     return errs
 
 
@@ -187,16 +174,14 @@ def validate_annotations(annotations: dict[str, Any], path: str) -> list[FieldEr
     errs: list[FieldError] = []
     total = 0
     for key, value in annotations.items():
-        errs.extend(FieldError(FIELD_INVALID, path, msg, key) for msg in is_qualified_name(key.lower()))
+        errs.extend(FieldError(ErrorType.INVALID, path, msg, key) for msg in is_qualified_name(key.lower()))
         if not isinstance(value, str):
-            errs.append(
-                FieldError(FIELD_TYPE_INVALID, f"{path}.{key}", "must be of type string", _json_type(value))
-            )
+            errs.append(_type_invalid(f"{path}.{key}", "string", value))
             continue
         total += len(key.encode()) + len(value.encode())
     if total > TOTAL_ANNOTATION_SIZE_LIMIT:
         errs.append(
-            FieldError(FIELD_TOO_LONG, path, f"must have at most {TOTAL_ANNOTATION_SIZE_LIMIT} bytes")
+            FieldError(ErrorType.TOO_LONG, path, f"must have at most {TOTAL_ANNOTATION_SIZE_LIMIT} bytes")
         )
     return errs
 
@@ -209,17 +194,15 @@ def validate_finalizers(finalizers: list[Any], path: str) -> list[FieldError]:
     errs: list[FieldError] = []
     for i, finalizer in enumerate(finalizers):
         if not isinstance(finalizer, str):
-            errs.append(
-                FieldError(
-                    FIELD_TYPE_INVALID, f"{path}[{i}]", "must be of type string", _json_type(finalizer)
-                )
-            )
+            errs.append(_type_invalid(f"{path}[{i}]", "string", finalizer))
             continue
-        errs.extend(FieldError(FIELD_INVALID, path, msg, finalizer) for msg in is_qualified_name(finalizer))
+        errs.extend(
+            FieldError(ErrorType.INVALID, path, msg, finalizer) for msg in is_qualified_name(finalizer)
+        )
     if "orphan" in finalizers and "foregroundDeletion" in finalizers:
         errs.append(
             FieldError(
-                FIELD_INVALID,
+                ErrorType.INVALID,
                 path,
                 "finalizer orphan and foregroundDeletion cannot be both set",
                 [f for f in finalizers if isinstance(f, str)],
@@ -237,36 +220,26 @@ def validate_owner_references(refs: list[Any], path: str) -> list[FieldError]:
     controllers: list[str] = []
     for i, ref in enumerate(refs):
         if not isinstance(ref, dict):
-            errs.append(
-                FieldError(FIELD_TYPE_INVALID, f"{path}[{i}]", "must be of type object", _json_type(ref))
-            )
+            errs.append(_type_invalid(f"{path}[{i}]", "object", ref))
             continue
         for key, word in _OWNER_REQUIRED:
             value = ref.get(key)
             if value is not None and not isinstance(value, str):
-                errs.append(
-                    FieldError(
-                        FIELD_TYPE_INVALID, f"{path}[{i}].{key}", "must be of type string", _json_type(value)
-                    )
-                )
+                errs.append(_type_invalid(f"{path}[{i}].{key}", "string", value))
             elif not value:
                 errs.append(
-                    FieldError(FIELD_INVALID, f"{path}.{key}", f"{word} must not be empty", value or "")
+                    FieldError(ErrorType.INVALID, f"{path}.{key}", f"{word} must not be empty", value or "")
                 )
         for key in ("controller", "blockOwnerDeletion"):
             value = ref.get(key)
             if value is not None and not isinstance(value, bool):
-                errs.append(
-                    FieldError(
-                        FIELD_TYPE_INVALID, f"{path}[{i}].{key}", "must be of type boolean", _json_type(value)
-                    )
-                )
+                errs.append(_type_invalid(f"{path}[{i}].{key}", "boolean", value))
         if ref.get("controller") is True:
             controllers.append(f"{ref.get('kind')}/{ref.get('name')}")
     if len(controllers) > 1:
         errs.append(
             FieldError(
-                FIELD_INVALID,
+                ErrorType.INVALID,
                 path,
                 'Only one reference can have Controller set to true. Found "true" in references for '
                 + " and ".join(controllers),

@@ -16,14 +16,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from codeflare.k8s.schema.field import (
-    FIELD_INVALID,
-    FIELD_NOT_SUPPORTED,
-    FIELD_REQUIRED,
-    FIELD_TYPE_INVALID,
-    FieldError,
-    json_type,
-)
+from codeflare.k8s.schema.field import ErrorType, FieldError, type_invalid
 
 REASONS = ("FieldValueDuplicate", "FieldValueForbidden", "FieldValueInvalid", "FieldValueRequired")
 RULES_KEY = "x-kubernetes-validations"
@@ -118,12 +111,12 @@ def _check_node_rules(
     rules = s[RULES_KEY]
     base = f"{path}.{RULES_KEY}"
     if not isinstance(rules, list):
-        errs.append(FieldError(FIELD_TYPE_INVALID, base, "must be of type array", json_type(rules)))
+        errs.append(type_invalid(base, "array", rules))
         return
     for i, rule in enumerate(rules):
         here = f"{base}[{i}]"
         if not isinstance(rule, dict):
-            errs.append(FieldError(FIELD_TYPE_INVALID, here, "must be of type object", json_type(rule)))
+            errs.append(type_invalid(here, "object", rule))
             continue
         shape_errs = _check_shape(rule, s, here)
         errs += shape_errs
@@ -144,25 +137,29 @@ def _check_shape(rule: dict[str, Any], schema: dict[str, Any], here: str) -> lis
         _text(rule, "messageExpression"),
     )
     if not text.strip():
-        errs.append(FieldError(FIELD_REQUIRED, f"{here}.rule", "rule is not specified"))
+        errs.append(FieldError(ErrorType.REQUIRED, f"{here}.rule", "rule is not specified"))
     elif message and not message.strip():
         errs.append(
-            FieldError(FIELD_INVALID, f"{here}.message", "message must be non-empty if specified", message)
+            FieldError(
+                ErrorType.INVALID, f"{here}.message", "message must be non-empty if specified", message
+            )
         )
     elif _NEWLINE.search(message.strip()):
         errs.append(
-            FieldError(FIELD_INVALID, f"{here}.message", "message must not contain line breaks", message)
+            FieldError(ErrorType.INVALID, f"{here}.message", "message must not contain line breaks", message)
         )
     elif _NEWLINE.search(text.strip()) and not message.strip():
         errs.append(
             FieldError(
-                FIELD_REQUIRED, f"{here}.message", "message must be specified if rule contains line breaks"
+                ErrorType.REQUIRED,
+                f"{here}.message",
+                "message must be specified if rule contains line breaks",
             )
         )
     if message_expr and not message_expr.strip():
         errs.append(
             FieldError(
-                FIELD_REQUIRED,
+                ErrorType.REQUIRED,
                 f"{here}.messageExpression",
                 "messageExpression must be non-empty if specified",
             )
@@ -170,7 +167,7 @@ def _check_shape(rule: dict[str, Any], schema: dict[str, Any], here: str) -> lis
     reason = rule.get("reason")
     if reason is not None and reason not in REASONS:
         supported = "supported values: " + ", ".join(f'"{r}"' for r in REASONS)
-        errs.append(FieldError(FIELD_NOT_SUPPORTED, f"{here}.reason", supported, reason))
+        errs.append(FieldError(ErrorType.NOT_SUPPORTED, f"{here}.reason", supported, reason))
     errs += _check_field_path(rule, schema, here)
     return errs
 
@@ -179,14 +176,14 @@ def _check_field_path(rule: dict[str, Any], schema: dict[str, Any], here: str) -
     field_path = _text(rule, "fieldPath")
     where = f"{here}.fieldPath"
     if field_path and not field_path.strip():
-        return [FieldError(FIELD_INVALID, where, "fieldPath must be non-empty if specified", field_path)]
+        return [FieldError(ErrorType.INVALID, where, "fieldPath must be non-empty if specified", field_path)]
     if _NEWLINE.search(field_path):
-        return [FieldError(FIELD_INVALID, where, "fieldPath must not contain line breaks", field_path)]
+        return [FieldError(ErrorType.INVALID, where, "fieldPath must not contain line breaks", field_path)]
     if field_path:
         try:
             parse_field_path(field_path, schema)
         except ValueError:
-            return [FieldError(FIELD_INVALID, where, "fieldPath must be a valid path", field_path)]
+            return [FieldError(ErrorType.INVALID, where, "fieldPath must be a valid path", field_path)]
     return []
 
 
@@ -197,7 +194,7 @@ def _check_compiles(rule: dict[str, Any], here: str, uncorrelatable: str | None)
     try:
         expression = compile_expression(_text(rule, "rule"))
     except CompileError as exc:
-        return [FieldError(FIELD_INVALID, f"{here}.rule", f"compilation failed: {exc}", rule)]
+        return [FieldError(ErrorType.INVALID, f"{here}.rule", f"compilation failed: {exc}", rule)]
     message_expr = _text(rule, "messageExpression")
     if message_expr.strip():
         try:
@@ -205,7 +202,7 @@ def _check_compiles(rule: dict[str, Any], here: str, uncorrelatable: str | None)
         except CompileError as exc:
             errs.append(
                 FieldError(
-                    FIELD_INVALID,
+                    ErrorType.INVALID,
                     f"{here}.messageExpression",
                     f"messageExpression compilation failed: {exc}",
                     rule,
@@ -216,11 +213,11 @@ def _check_compiles(rule: dict[str, Any], here: str, uncorrelatable: str | None)
             detail = (
                 f"oldSelf cannot be used on the uncorrelatable portion of the schema within {uncorrelatable}"
             )
-            errs.append(FieldError(FIELD_INVALID, f"{here}.rule", detail, _text(rule, "rule")))
+            errs.append(FieldError(ErrorType.INVALID, f"{here}.rule", detail, _text(rule, "rule")))
     elif rule.get("optionalOldSelf") is not None:
         errs.append(
             FieldError(
-                FIELD_INVALID,
+                ErrorType.INVALID,
                 f"{here}.optionalOldSelf",
                 "may not be set if oldSelf is not used in rule",
                 rule.get("optionalOldSelf"),

@@ -43,13 +43,7 @@ from codeflare.k8s.schema.celenv import (
 )
 from codeflare.k8s.schema.celvalues import measure, to_cel
 from codeflare.k8s.schema.checks import hashable
-from codeflare.k8s.schema.field import (
-    FIELD_DUPLICATE,
-    FIELD_FORBIDDEN,
-    FIELD_INVALID,
-    FIELD_REQUIRED,
-    FieldError,
-)
+from codeflare.k8s.schema.field import ErrorType, FieldError
 from codeflare.k8s.schema.rulecheck import RULES_KEY, parse_field_path
 
 log = logging.getLogger(__name__)
@@ -61,7 +55,7 @@ RUN_COST_PER_NODE = 25  # each run hands the bound values over again (about 0.5 
 MAX_MESSAGE_BYTES = 5 * 1024
 MAX_DEPTH = 1000  # deeper values are not handed to the library (its conversion recurses natively)
 ROOT = "<nil>"  # how Kubernetes prints the path of an error at the object's root
-_REASONS = {"FieldValueForbidden": FIELD_FORBIDDEN, "FieldValueRequired": FIELD_REQUIRED}
+_REASONS = {"FieldValueForbidden": ErrorType.FORBIDDEN, "FieldValueRequired": ErrorType.REQUIRED}
 
 
 @dataclass
@@ -388,7 +382,7 @@ def _message(
 
 
 def _invalid(path: str, node: RuleNode, detail: str) -> FieldError:
-    return FieldError(FIELD_INVALID, path or ROOT, detail, node.type_name)
+    return FieldError(ErrorType.INVALID, path or ROOT, detail, node.type_name)
 
 
 def _for_reason(path: str, node: RuleNode, detail: str, reason: str) -> FieldError:
@@ -396,5 +390,5 @@ def _for_reason(path: str, node: RuleNode, detail: str, reason: str) -> FieldErr
     if reason in _REASONS:
         return FieldError(_REASONS[reason], shown, detail)
     if reason == "FieldValueDuplicate":
-        return FieldError(FIELD_DUPLICATE, shown, "", node.type_name)
-    return FieldError(FIELD_INVALID, shown, detail, node.type_name)
+        return FieldError(ErrorType.DUPLICATE, shown, "", node.type_name)
+    return FieldError(ErrorType.INVALID, shown, detail, node.type_name)

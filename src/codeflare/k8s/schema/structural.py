@@ -21,15 +21,7 @@ from typing import Any
 from codeflare.k8s.schema.checks import ROOT_PATH, compile_pattern
 from codeflare.k8s.schema.compiled import CompiledSchema
 from codeflare.k8s.schema.defaulting import default_value, prune_value
-from codeflare.k8s.schema.field import (
-    FIELD_FORBIDDEN,
-    FIELD_INVALID,
-    FIELD_NOT_SUPPORTED,
-    FIELD_REQUIRED,
-    FIELD_TYPE_INVALID,
-    FieldError,
-    json_type,
-)
+from codeflare.k8s.schema.field import ErrorType, FieldError, type_invalid
 from codeflare.k8s.schema.rulecheck import check_rules, has_rules
 from codeflare.k8s.schema.validation import validate_value
 
@@ -76,7 +68,7 @@ def check_structural(schema: Any, path: str = "spec.validation.openAPIV3Schema")
     """
     errs: list[FieldError] = []
     if not isinstance(schema, dict):
-        return [FieldError(FIELD_TYPE_INVALID, path, "must be of type object", json_type(schema))]
+        return [type_invalid(path, "object", schema)]
     _check_node(schema, path, errs, root=True)
     if has_rules(schema):
         errs += check_rules(schema, path, compile_rules=not errs)
@@ -92,7 +84,7 @@ def _check_node(
     int_or_string_branch: bool = False,
 ) -> None:
     if not isinstance(s, dict):
-        errs.append(FieldError(FIELD_TYPE_INVALID, path, "must be of type object", json_type(s)))
+        errs.append(type_invalid(path, "object", s))
         return
     _check_keywords(s, path, errs, junctor, int_or_string_branch)
     typ = s.get("type")
@@ -102,21 +94,24 @@ def _check_node(
         if typ is None or typ == "":
             if not int_or_string and preserve is not True:
                 detail = "must be object at the root" if root else "must not be empty for specified fields"
-                errs.append(FieldError(FIELD_REQUIRED, f"{path}.type", detail))
+                errs.append(FieldError(ErrorType.REQUIRED, f"{path}.type", detail))
         elif typ not in _TYPES:
-            errs.append(FieldError(FIELD_NOT_SUPPORTED, f"{path}.type", _supported(_TYPES), typ))
+            errs.append(FieldError(ErrorType.NOT_SUPPORTED, f"{path}.type", _supported(_TYPES), typ))
         elif root and typ != "object":
-            errs.append(FieldError(FIELD_INVALID, f"{path}.type", "must be object at the root", typ))
+            errs.append(FieldError(ErrorType.INVALID, f"{path}.type", "must be object at the root", typ))
         if int_or_string and typ:
             errs.append(
                 FieldError(
-                    FIELD_INVALID, f"{path}.type", "must be empty if x-kubernetes-int-or-string is true", typ
+                    ErrorType.INVALID,
+                    f"{path}.type",
+                    "must be empty if x-kubernetes-int-or-string is true",
+                    typ,
                 )
             )
     if preserve is not None and preserve is not True:
         errs.append(
             FieldError(
-                FIELD_INVALID,
+                ErrorType.INVALID,
                 f"{path}.x-kubernetes-preserve-unknown-fields",
                 "must be true or undefined",
                 preserve,
@@ -126,7 +121,7 @@ def _check_node(
         if typ != "object":
             errs.append(
                 FieldError(
-                    FIELD_INVALID,
+                    ErrorType.INVALID,
                     f"{path}.type",
                     "must be object if x-kubernetes-embedded-resource is true",
                     typ,
@@ -135,7 +130,7 @@ def _check_node(
         if not s.get("properties") and preserve is not True:
             errs.append(
                 FieldError(
-                    FIELD_REQUIRED,
+                    ErrorType.REQUIRED,
                     f"{path}.properties",
                     "must not be empty if x-kubernetes-embedded-resource is true without "
                     "x-kubernetes-preserve-unknown-fields",
@@ -144,18 +139,18 @@ def _check_node(
     if root:
         for key in ("nullable", "default"):
             if s.get(key) not in (None, False) or (key == "default" and "default" in s):
-                errs.append(FieldError(FIELD_FORBIDDEN, f"{path}.{key}", "must not be set at the root"))
+                errs.append(FieldError(ErrorType.FORBIDDEN, f"{path}.{key}", "must not be set at the root"))
     props = s.get("properties")
     if isinstance(props, dict) and "additionalProperties" in s:
         errs.append(
             FieldError(
-                FIELD_FORBIDDEN,
+                ErrorType.FORBIDDEN,
                 f"{path}.additionalProperties",
                 "additionalProperties and properties are mutual exclusive",
             )
         )
     if typ == "array" and not junctor and "items" not in s:
-        errs.append(FieldError(FIELD_REQUIRED, f"{path}.items", "must be specified"))
+        errs.append(FieldError(ErrorType.REQUIRED, f"{path}.items", "must be specified"))
     _check_list_type(s, path, errs)
     _check_children(s, path, errs, root, junctor)
     if "default" in s and not root and not junctor:
@@ -171,11 +166,11 @@ def _check_keywords(
 ) -> None:
     for key in _UNSUPPORTED:
         if key in s:
-            errs.append(FieldError(FIELD_FORBIDDEN, f"{path}.{key}", f"{key} is not supported"))
+            errs.append(FieldError(ErrorType.FORBIDDEN, f"{path}.{key}", f"{key} is not supported"))
     if s.get("uniqueItems") is True:
         errs.append(
             FieldError(
-                FIELD_FORBIDDEN,
+                ErrorType.FORBIDDEN,
                 f"{path}.uniqueItems",
                 "uniqueItems cannot be set to true since the runtime complexity becomes quadratic",
             )
@@ -186,7 +181,7 @@ def _check_keywords(
         except re.error as exc:
             errs.append(
                 FieldError(
-                    FIELD_INVALID,
+                    ErrorType.INVALID,
                     f"{path}.pattern",
                     f"must be a valid regular expression, but isn't: {exc}",
                     s["pattern"],
@@ -199,7 +194,7 @@ def _check_keywords(
             if key in s and not (key == "type" and int_or_string_branch):
                 errs.append(
                     FieldError(
-                        FIELD_FORBIDDEN, f"{path}.{key}", "must not be set inside allOf/anyOf/oneOf/not"
+                        ErrorType.FORBIDDEN, f"{path}.{key}", "must not be set inside allOf/anyOf/oneOf/not"
                     )
                 )
 
@@ -211,7 +206,7 @@ def _check_list_type(s: dict[str, Any], path: str, errs: list[FieldError]) -> No
         if keys:
             errs.append(
                 FieldError(
-                    FIELD_INVALID,
+                    ErrorType.INVALID,
                     f"{path}.x-kubernetes-list-type",
                     "must be map if x-kubernetes-list-map-keys is non-empty",
                     list_type,
@@ -220,10 +215,12 @@ def _check_list_type(s: dict[str, Any], path: str, errs: list[FieldError]) -> No
         return
     field = f"{path}.x-kubernetes-list-type"
     if list_type not in ("atomic", "set", "map"):
-        errs.append(FieldError(FIELD_NOT_SUPPORTED, field, _supported(("atomic", "set", "map")), list_type))
+        errs.append(
+            FieldError(ErrorType.NOT_SUPPORTED, field, _supported(("atomic", "set", "map")), list_type)
+        )
         return
     if s.get("type") != "array":
-        errs.append(FieldError(FIELD_INVALID, field, "must only be used on arrays", list_type))
+        errs.append(FieldError(ErrorType.INVALID, field, "must only be used on arrays", list_type))
         return
     raw_items = s.get("items")
     items: dict[str, Any] = raw_items if isinstance(raw_items, dict) else {}
@@ -231,7 +228,7 @@ def _check_list_type(s: dict[str, Any], path: str, errs: list[FieldError]) -> No
         if not (items.get("type") in _SCALARS or items.get("x-kubernetes-int-or-string")):
             errs.append(
                 FieldError(
-                    FIELD_INVALID,
+                    ErrorType.INVALID,
                     f"{path}.items.type",
                     "must be a scalar type for set lists",
                     items.get("type"),
@@ -242,7 +239,7 @@ def _check_list_type(s: dict[str, Any], path: str, errs: list[FieldError]) -> No
     if list_type != "map" and keys:
         errs.append(
             FieldError(
-                FIELD_INVALID, field, "must be map if x-kubernetes-list-map-keys is non-empty", list_type
+                ErrorType.INVALID, field, "must be map if x-kubernetes-list-map-keys is non-empty", list_type
             )
         )
 
@@ -251,11 +248,15 @@ def _check_map_keys(s: dict[str, Any], items: dict[str, Any], path: str, errs: l
     keys = s.get("x-kubernetes-list-map-keys")
     field = f"{path}.x-kubernetes-list-map-keys"
     if not isinstance(keys, list) or not keys:
-        errs.append(FieldError(FIELD_REQUIRED, field, "must not be empty if x-kubernetes-list-type is map"))
+        errs.append(
+            FieldError(ErrorType.REQUIRED, field, "must not be empty if x-kubernetes-list-type is map")
+        )
         return
     if items.get("type") != "object":
         errs.append(
-            FieldError(FIELD_INVALID, f"{path}.items.type", "must be object for map lists", items.get("type"))
+            FieldError(
+                ErrorType.INVALID, f"{path}.items.type", "must be object for map lists", items.get("type")
+            )
         )
         return
     props = _dict_at(items, "properties")
@@ -264,12 +265,14 @@ def _check_map_keys(s: dict[str, Any], items: dict[str, Any], path: str, errs: l
     for key in keys:
         prop = props.get(key) if isinstance(key, str) else None
         if not isinstance(prop, dict):
-            errs.append(FieldError(FIELD_INVALID, field, "entries must all be names of item properties", key))
+            errs.append(
+                FieldError(ErrorType.INVALID, field, "entries must all be names of item properties", key)
+            )
         elif not (prop.get("type") in _SCALARS or prop.get("x-kubernetes-int-or-string")):
-            errs.append(FieldError(FIELD_INVALID, field, "must only contain scalar typed fields", key))
+            errs.append(FieldError(ErrorType.INVALID, field, "must only contain scalar typed fields", key))
         elif key not in required and "default" not in prop:
             errs.append(
-                FieldError(FIELD_INVALID, field, "entries must all be required or have a default", key)
+                FieldError(ErrorType.INVALID, field, "entries must all be required or have a default", key)
             )
 
 
@@ -283,9 +286,7 @@ def _check_children(s: dict[str, Any], path: str, errs: list[FieldError], root: 
             else:
                 _check_node(sub, sub_path, errs, junctor=junctor)
     elif props is not None:
-        errs.append(
-            FieldError(FIELD_TYPE_INVALID, f"{path}.properties", "must be of type object", json_type(props))
-        )
+        errs.append(type_invalid(f"{path}.properties", "object", props))
     add = s.get("additionalProperties")
     if isinstance(add, dict):
         _check_node(add, f"{path}.additionalProperties", errs, junctor=junctor)
@@ -296,9 +297,7 @@ def _check_children(s: dict[str, Any], path: str, errs: list[FieldError], root: 
         if subs is None:
             continue
         if not isinstance(subs, list):
-            errs.append(
-                FieldError(FIELD_TYPE_INVALID, f"{path}.{key}", "must be of type array", json_type(subs))
-            )
+            errs.append(type_invalid(f"{path}.{key}", "array", subs))
             continue
         for i, sub in enumerate(subs):
             branch = key == "anyOf" and s.get("x-kubernetes-int-or-string") is True
@@ -323,7 +322,7 @@ def _check_junctor_fields(outer: dict[str, Any], inner: Any, path: str, errs: li
         if name not in outer_props:
             errs.append(
                 FieldError(
-                    FIELD_REQUIRED,
+                    ErrorType.REQUIRED,
                     f"{path}.properties[{name}]",
                     "must be declared outside allOf/anyOf/oneOf/not as well",
                 )
@@ -334,7 +333,9 @@ def _check_junctor_fields(outer: dict[str, Any], inner: Any, path: str, errs: li
         if not isinstance(outer.get("items"), dict):
             errs.append(
                 FieldError(
-                    FIELD_REQUIRED, f"{path}.items", "must be declared outside allOf/anyOf/oneOf/not as well"
+                    ErrorType.REQUIRED,
+                    f"{path}.items",
+                    "must be declared outside allOf/anyOf/oneOf/not as well",
                 )
             )
         else:
@@ -346,7 +347,7 @@ def _check_root_metadata(s: Any, path: str, errs: list[FieldError]) -> None:
         "must not specify anything other than name and generateName, but metadata is implicitly specified"
     )
     if not isinstance(s, dict):
-        errs.append(FieldError(FIELD_TYPE_INVALID, path, "must be of type object", json_type(s)))
+        errs.append(type_invalid(path, "object", s))
         return
     extra = set(s) - {"type", "properties", "description"}
     props = s.get("properties") or {}
@@ -354,10 +355,10 @@ def _check_root_metadata(s: Any, path: str, errs: list[FieldError]) -> None:
         extra.add("properties")
         props = {}
     if s.get("type", "object") != "object":
-        errs.append(FieldError(FIELD_INVALID, f"{path}.type", "must be object", s.get("type")))
+        errs.append(FieldError(ErrorType.INVALID, f"{path}.type", "must be object", s.get("type")))
     bad_props = set(props) - {"name", "generateName"}
     if extra or bad_props:
-        errs.append(FieldError(FIELD_FORBIDDEN, path, detail))
+        errs.append(FieldError(ErrorType.FORBIDDEN, path, detail))
     for name in ("name", "generateName"):
         sub = props.get(name)
         if sub is None:
@@ -369,7 +370,9 @@ def _check_root_metadata(s: Any, path: str, errs: list[FieldError]) -> None:
             or sub.get("type", "string") != "string"
         ):
             errs.append(
-                FieldError(FIELD_FORBIDDEN, sub_path, "must only restrict a string (type, pattern, lengths)")
+                FieldError(
+                    ErrorType.FORBIDDEN, sub_path, "must only restrict a string (type, pattern, lengths)"
+                )
             )
         else:
             _check_keywords(sub, sub_path, errs, junctor=False)
@@ -385,7 +388,7 @@ def _check_default(s: dict[str, Any], path: str, errs: list[FieldError]) -> None
         if removed:
             errs.append(
                 FieldError(
-                    FIELD_INVALID,
+                    ErrorType.INVALID,
                     f"{path}.default",
                     "must not have unknown fields: " + ", ".join(removed),
                     s["default"],
@@ -395,4 +398,4 @@ def _check_default(s: dict[str, Any], path: str, errs: list[FieldError]) -> None
     validate_value(compiled.root, value, "", sub_errs)
     for err in sub_errs:
         detail = err.message().removeprefix(ROOT_PATH + ": ")
-        errs.append(FieldError(FIELD_INVALID, f"{path}.default", detail, s["default"]))
+        errs.append(FieldError(ErrorType.INVALID, f"{path}.default", detail, s["default"]))

@@ -12,17 +12,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from codeflare.k8s.schema.checks import ROOT_PATH, hashable, join_path, render, shown_path
-from codeflare.k8s.schema.field import (
-    FIELD_DUPLICATE,
-    FIELD_FORBIDDEN,
-    FIELD_INVALID,
-    FIELD_NOT_SUPPORTED,
-    FIELD_REQUIRED,
-    FIELD_TYPE_INVALID,
-    FieldError,
-    json_type,
-)
+from codeflare.k8s.schema.checks import ROOT_PATH, hashable, join_path, render, shown_path, unique_items
+from codeflare.k8s.schema.field import ErrorType, FieldError, json_type, type_invalid
 from codeflare.k8s.schema.node import SchemaNode
 from codeflare.k8s.schema.objectmeta import validate_object_meta
 
@@ -33,11 +24,11 @@ def validate_object_root(root: SchemaNode, obj: Any) -> list[FieldError]:
     """Every way ``obj`` (a whole custom object) breaks the schema compiled into ``root``."""
     errs: list[FieldError] = []
     if not isinstance(obj, dict):
-        errs.append(FieldError(FIELD_TYPE_INVALID, ROOT_PATH, "must be of type object", json_type(obj)))
+        errs.append(type_invalid(ROOT_PATH, "object", obj))
         return errs
     for key in root.required:
         if key not in obj:
-            errs.append(FieldError(FIELD_REQUIRED, key))
+            errs.append(FieldError(ErrorType.REQUIRED, key))
     for check in root.object_checks:
         check(obj, "", errs)
     for key, value in obj.items():
@@ -51,7 +42,7 @@ def validate_object_root(root: SchemaNode, obj: Any) -> list[FieldError]:
             if isinstance(root.additional, SchemaNode):
                 child = root.additional
             elif root.additional is False:
-                errs.append(FieldError(FIELD_FORBIDDEN, key, "is a forbidden property"))
+                errs.append(FieldError(ErrorType.FORBIDDEN, key, "is a forbidden property"))
                 continue
             else:
                 continue
@@ -74,7 +65,16 @@ def _validate_root_metadata(root: SchemaNode, meta: Any, errs: list[FieldError])
 
 def _type_error(node: SchemaNode, value: Any, path: str) -> FieldError:
     wanted = " or ".join(sorted(node.types or ()))
-    return FieldError(FIELD_TYPE_INVALID, shown_path(path), f"must be of type {wanted}", json_type(value))
+    return type_invalid(shown_path(path), wanted, value)
+
+
+# The JSON type of a decoded value by its exact class (the fast path); the rest take _json_kind.
+_KIND_OF_CLASS = {str: "string", bool: "boolean", int: "integer", list: "array", dict: "object"}
+
+
+def _json_kind(value: Any) -> str | None:
+    """The JSON type ``value`` is validated as (a whole float is an integer); None: not JSON."""
+    return json_type(value) if isinstance(value, str | int | float | list | dict) else None
 
 
 def validate_value(node: SchemaNode, value: Any, path: str, errs: list[FieldError]) -> None:
@@ -83,38 +83,25 @@ def validate_value(node: SchemaNode, value: Any, path: str, errs: list[FieldErro
         if types is not None and not node.nullable:
             errs.append(_type_error(node, value, path))
         return
-    if isinstance(value, str):
-        if types is not None and "string" not in types:
-            errs.append(_type_error(node, value, path))
-            return
+    kind = _KIND_OF_CLASS.get(type(value)) or _json_kind(value)
+    if kind is None:
+        errs.append(
+            FieldError(ErrorType.TYPE_INVALID, shown_path(path), "must be a JSON value", type(value).__name__)
+        )
+        return
+    if types is not None and kind not in types:
+        errs.append(_type_error(node, value, path))
+        return
+    if kind == "string":
         for check in node.string_checks:
             check(value, path, errs)
-    elif isinstance(value, bool):
-        if types is not None and "boolean" not in types:
-            errs.append(_type_error(node, value, path))
-            return
-    elif isinstance(value, int | float):
-        kind = "number" if isinstance(value, float) and not value.is_integer() else "integer"
-        if types is not None and kind not in types:
-            errs.append(_type_error(node, value, path))
-            return
+    elif kind in ("integer", "number"):
         for check in node.number_checks:
             check(value, path, errs)
     elif isinstance(value, list):
-        if types is not None and "array" not in types:
-            errs.append(_type_error(node, value, path))
-            return
         _validate_array(node, value, path, errs)
     elif isinstance(value, dict):
-        if types is not None and "object" not in types:
-            errs.append(_type_error(node, value, path))
-            return
         _validate_object_node(node, value, path, errs)
-    else:
-        errs.append(
-            FieldError(FIELD_TYPE_INVALID, shown_path(path), "must be a JSON value", type(value).__name__)
-        )
-        return
     if node.enum is not None:
         _check_enum(node.enum, value, path, errs)
     if node.all_of:
@@ -129,7 +116,9 @@ def _check_enum(enum: list[Any], value: Any, path: str, errs: list[FieldError]) 
     if any(hashable(e) == key for e in enum):
         return
     supported = ", ".join(render(e) for e in enum)
-    errs.append(FieldError(FIELD_NOT_SUPPORTED, shown_path(path), f"supported values: {supported}", value))
+    errs.append(
+        FieldError(ErrorType.NOT_SUPPORTED, shown_path(path), f"supported values: {supported}", value)
+    )
 
 
 def _validate_junctors(node: SchemaNode, value: Any, path: str, errs: list[FieldError]) -> None:
@@ -144,7 +133,7 @@ def _validate_junctors(node: SchemaNode, value: Any, path: str, errs: list[Field
         else:
             errs.append(
                 FieldError(
-                    FIELD_INVALID, shown_path(path), "must validate at least one schema (anyOf)", value
+                    ErrorType.INVALID, shown_path(path), "must validate at least one schema (anyOf)", value
                 )
             )
             fewest: list[FieldError] = min(failures, key=len)
@@ -158,7 +147,10 @@ def _validate_junctors(node: SchemaNode, value: Any, path: str, errs: list[Field
         if passing != 1:
             errs.append(
                 FieldError(
-                    FIELD_INVALID, shown_path(path), "must validate one and only one schema (oneOf)", value
+                    ErrorType.INVALID,
+                    shown_path(path),
+                    "must validate one and only one schema (oneOf)",
+                    value,
                 )
             )
     if node.not_ is not None:
@@ -166,14 +158,14 @@ def _validate_junctors(node: SchemaNode, value: Any, path: str, errs: list[Field
         validate_value(node.not_, value, path, sub_errs)
         if not sub_errs:
             errs.append(
-                FieldError(FIELD_INVALID, shown_path(path), "must not validate the schema (not)", value)
+                FieldError(ErrorType.INVALID, shown_path(path), "must not validate the schema (not)", value)
             )
 
 
 def _validate_object_node(node: SchemaNode, value: dict[str, Any], path: str, errs: list[FieldError]) -> None:
     for key in node.required:
         if key not in value:
-            errs.append(FieldError(FIELD_REQUIRED, join_path(path, key)))
+            errs.append(FieldError(ErrorType.REQUIRED, join_path(path, key)))
     for check in node.object_checks:
         check(value, path, errs)
     if node.embedded:
@@ -187,7 +179,7 @@ def _validate_object_node(node: SchemaNode, value: dict[str, Any], path: str, er
             if isinstance(additional, SchemaNode):
                 child = additional
             elif additional is False and not (node.embedded and key in TYPE_META):
-                errs.append(FieldError(FIELD_FORBIDDEN, join_path(path, key), "is a forbidden property"))
+                errs.append(FieldError(ErrorType.FORBIDDEN, join_path(path, key), "is a forbidden property"))
                 continue
             else:
                 continue
@@ -198,11 +190,11 @@ def _validate_embedded(value: dict[str, Any], path: str, errs: list[FieldError])
     for key in ("apiVersion", "kind"):
         field_value = value.get(key)
         if key not in value:
-            errs.append(FieldError(FIELD_REQUIRED, join_path(path, key), "must not be empty"))
+            errs.append(FieldError(ErrorType.REQUIRED, join_path(path, key), "must not be empty"))
         elif not isinstance(field_value, str):
-            errs.append(FieldError(FIELD_INVALID, join_path(path, key), "must be a string", field_value))
+            errs.append(FieldError(ErrorType.INVALID, join_path(path, key), "must be a string", field_value))
         elif not field_value:
-            errs.append(FieldError(FIELD_INVALID, join_path(path, key), "must not be empty", field_value))
+            errs.append(FieldError(ErrorType.INVALID, join_path(path, key), "must not be empty", field_value))
     meta = value.get("metadata")
     if meta is None:
         return
@@ -220,12 +212,7 @@ def _validate_array(node: SchemaNode, value: list[Any], path: str, errs: list[Fi
         for i, item in enumerate(value):
             validate_value(items, item, f"{path}[{i}]", errs)
     if node.list_type == "set":
-        seen: set[Any] = set()
-        for i, item in enumerate(value):
-            key = hashable(item)
-            if key in seen:
-                errs.append(FieldError(FIELD_DUPLICATE, f"{path}[{i}]", "", item))
-            seen.add(key)
+        unique_items(value, path, errs)
     elif node.list_type == "map" and node.list_keys:
         seen_keys: set[tuple[Any, ...]] = set()
         for i, item in enumerate(value):
@@ -234,5 +221,5 @@ def _validate_array(node: SchemaNode, value: list[Any], path: str, errs: list[Fi
             key_tuple = tuple(hashable(item.get(k)) for k in node.list_keys)
             if key_tuple in seen_keys:
                 shown = {k: item.get(k) for k in node.list_keys if k in item}
-                errs.append(FieldError(FIELD_DUPLICATE, f"{path}[{i}]", "", shown))
+                errs.append(FieldError(ErrorType.DUPLICATE, f"{path}[{i}]", "", shown))
             seen_keys.add(key_tuple)

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from codeflare.apiserver.errors import FIELD_CONFLICT, ApiError
+from codeflare.apiserver.errors import ApiError
 from codeflare.apiserver.registry.apply import server_side_apply
 from codeflare.apiserver.registry.fieldsets import (
     changed_fields,
@@ -26,6 +26,7 @@ from codeflare.apiserver.registry.managed_fields import (
     read_managed_fields,
     record_update,
 )
+from codeflare.k8s.schema.field import ErrorType
 
 T0, T1, T2 = "2026-11-30T10:00:00Z", "2026-11-30T10:01:00Z", "2026-11-30T10:02:00Z"
 
@@ -270,7 +271,7 @@ def test_changing_a_field_another_manager_owns_is_a_conflict() -> None:
         ".spec.replicas"
     )
     cause = e.status()["details"]["causes"][0]
-    assert cause["reason"] == FIELD_CONFLICT
+    assert cause["reason"] == ErrorType.CONFLICT
     assert cause["field"] == ".spec.replicas"
 
 

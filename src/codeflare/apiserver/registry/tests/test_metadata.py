@@ -6,11 +6,11 @@ from typing import Any
 
 import pytest
 
-from codeflare.apiserver import errors
 from codeflare.apiserver.registry.metadata import validate_meta_update
+from codeflare.k8s.schema.field import ErrorType, FieldError
 
 
-def fields(errs: list[errors.FieldError]) -> list[tuple[str, str]]:
+def fields(errs: list[FieldError]) -> list[tuple[str, str]]:
     return [(e.type, e.field) for e in errs]
 
 
@@ -62,5 +62,5 @@ def test_no_new_finalizers_while_deleting() -> None:
     deleting = dict(STORED, deletionTimestamp="2026-11-30T11:00:00Z")
     assert validate_meta_update(deleting, dict(deleting, finalizers=[])) == []
     errs = validate_meta_update(deleting, dict(deleting, finalizers=["a.io/x", "b.io/y"]))
-    assert fields(errs) == [(errors.FIELD_FORBIDDEN, "metadata.finalizers")]
+    assert fields(errs) == [(ErrorType.FORBIDDEN, "metadata.finalizers")]
     assert "b.io/y" in errs[0].detail

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from codeflare.k8s.schema import CompiledSchema, validate
-from codeflare.k8s.schema.field import FIELD_DUPLICATE, FIELD_FORBIDDEN, FIELD_INVALID, FIELD_REQUIRED
+from codeflare.k8s.schema.field import ErrorType
 from codeflare.k8s.schema.rules import PER_CALL_LIMIT, compile_tree, evaluate
 from codeflare.k8s.schema.tests.samples import messages
 
@@ -195,10 +195,10 @@ def test_message_expression_that_gives_no_message_falls_back(expression: str) ->
 @pytest.mark.parametrize(
     ("reason", "kind", "text"),
     [
-        ("FieldValueInvalid", FIELD_INVALID, 'spec: Invalid value: "object": a too small'),
-        ("FieldValueForbidden", FIELD_FORBIDDEN, "spec: Forbidden: a too small"),
-        ("FieldValueRequired", FIELD_REQUIRED, "spec: Required value: a too small"),
-        ("FieldValueDuplicate", FIELD_DUPLICATE, 'spec: Duplicate value: "object"'),
+        ("FieldValueInvalid", ErrorType.INVALID, 'spec: Invalid value: "object": a too small'),
+        ("FieldValueForbidden", ErrorType.FORBIDDEN, "spec: Forbidden: a too small"),
+        ("FieldValueRequired", ErrorType.REQUIRED, "spec: Required value: a too small"),
+        ("FieldValueDuplicate", ErrorType.DUPLICATE, 'spec: Duplicate value: "object"'),
     ],
 )
 def test_reason_picks_the_error_type(reason: str, kind: str, text: str) -> None:

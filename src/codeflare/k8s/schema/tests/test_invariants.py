@@ -15,7 +15,7 @@ from codeflare.k8s.schema import (
     check_structural,
     validate,
 )
-from codeflare.k8s.schema.field import FIELD_FORBIDDEN
+from codeflare.k8s.schema.field import ErrorType
 from codeflare.k8s.schema.tests.samples import RAYCLUSTER_SCHEMA, raycluster
 
 # --- invariants -----------------------------------------------------------------------------------
@@ -125,7 +125,7 @@ def test_prune_then_validate_reports_no_unknown_fields_and_prune_is_idempotent(o
     compiled.prune(obj)
     assert compiled.prune(copy.deepcopy(obj)) == []
     errs = compiled.validate(obj)
-    assert all(e.type != FIELD_FORBIDDEN for e in errs)
+    assert all(e.type != ErrorType.FORBIDDEN for e in errs)
     assert set(obj) <= {"apiVersion", "kind", "metadata", "spec", "status"}
 
 

@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from codeflare.k8s.schema.field import FIELD_INVALID, FIELD_REQUIRED, FIELD_TYPE_INVALID, FieldError
+from codeflare.k8s.schema.field import ErrorType, FieldError
 from codeflare.k8s.schema.objectmeta import validate_name, validate_object_meta
 
 
@@ -96,16 +96,16 @@ def test_name_or_generate_name_is_required() -> None:
 def test_generate_name_may_end_with_a_dash_but_must_otherwise_be_valid() -> None:
     assert validate_object_meta({"generateName": "ns-"}, namespaced=False, name_rule="label") == []
     assert fields(validate_object_meta({"generateName": "Bad_"}, namespaced=False)) == [
-        (FIELD_INVALID, "metadata.generateName")
+        (ErrorType.INVALID, "metadata.generateName")
     ]
 
 
 def test_namespace_required_when_namespaced_forbidden_when_cluster_scoped() -> None:
     assert fields(validate_object_meta({"name": "x"}, namespaced=True)) == [
-        (FIELD_REQUIRED, "metadata.namespace")
+        (ErrorType.REQUIRED, "metadata.namespace")
     ]
     assert fields(validate_object_meta({"name": "x", "namespace": "Team_A"}, namespaced=True)) == [
-        (FIELD_INVALID, "metadata.namespace")
+        (ErrorType.INVALID, "metadata.namespace")
     ]
     errs = validate_object_meta({"name": "x", "namespace": "team-a"}, namespaced=False)
     assert [e.message() for e in errs] == ["metadata.namespace: Forbidden: not allowed on this type"]
@@ -141,8 +141,8 @@ def test_label_key_prefix_rules() -> None:
 def test_labels_and_annotations_must_map_to_strings() -> None:
     errs = validate_object_meta(meta(labels={"a": 1}, annotations=["x"]), namespaced=True)
     assert [(e.type, e.field, e.value) for e in errs] == [
-        (FIELD_TYPE_INVALID, "metadata.annotations", "array"),
-        (FIELD_TYPE_INVALID, "metadata.labels.a", "integer"),
+        (ErrorType.TYPE_INVALID, "metadata.annotations", "array"),
+        (ErrorType.TYPE_INVALID, "metadata.labels.a", "integer"),
     ]
 
 
@@ -160,9 +160,9 @@ def test_finalizers() -> None:
         meta(finalizers=["bad finalizer", 3, "orphan", "foregroundDeletion"]), namespaced=True
     )
     assert fields(errs) == [
-        (FIELD_INVALID, "metadata.finalizers"),
-        (FIELD_TYPE_INVALID, "metadata.finalizers[1]"),
-        (FIELD_INVALID, "metadata.finalizers"),
+        (ErrorType.INVALID, "metadata.finalizers"),
+        (ErrorType.TYPE_INVALID, "metadata.finalizers[1]"),
+        (ErrorType.INVALID, "metadata.finalizers"),
     ]
 
 
@@ -188,14 +188,14 @@ def test_owner_references_require_identity_and_one_controller() -> None:
 def test_types_of_system_fields() -> None:
     errs = validate_object_meta(meta(generation="1", uid=5, deletionGracePeriodSeconds=-1), namespaced=True)
     assert fields(errs) == [
-        (FIELD_TYPE_INVALID, "metadata.uid"),
-        (FIELD_TYPE_INVALID, "metadata.generation"),
-        (FIELD_INVALID, "metadata.deletionGracePeriodSeconds"),
+        (ErrorType.TYPE_INVALID, "metadata.uid"),
+        (ErrorType.TYPE_INVALID, "metadata.generation"),
+        (ErrorType.INVALID, "metadata.deletionGracePeriodSeconds"),
     ]
 
 
 def test_metadata_must_be_an_object() -> None:
-    assert fields(validate_object_meta("x", namespaced=True)) == [(FIELD_TYPE_INVALID, "metadata")]
+    assert fields(validate_object_meta("x", namespaced=True)) == [(ErrorType.TYPE_INVALID, "metadata")]
 
 
 # --- invariants ------------------------------------------------------------------------------------

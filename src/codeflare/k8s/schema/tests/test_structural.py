@@ -9,7 +9,7 @@ import pytest
 from codeflare.k8s.schema import (
     check_structural,
 )
-from codeflare.k8s.schema.field import FIELD_FORBIDDEN, FIELD_INVALID, FIELD_NOT_SUPPORTED, FIELD_REQUIRED
+from codeflare.k8s.schema.field import ErrorType
 from codeflare.k8s.schema.tests.samples import RAYCLUSTER_SCHEMA, messages
 
 # --- structural checks ------------------------------------------------------------------------
@@ -22,17 +22,17 @@ def test_raycluster_schema_is_structural() -> None:
 @pytest.mark.parametrize(
     ("schema", "field", "kind"),
     [
-        ({"type": "string"}, "s.type", FIELD_INVALID),
-        ({"type": "object", "properties": {"a": {}}}, "s.properties[a].type", FIELD_REQUIRED),
+        ({"type": "string"}, "s.type", ErrorType.INVALID),
+        ({"type": "object", "properties": {"a": {}}}, "s.properties[a].type", ErrorType.REQUIRED),
         (
             {"type": "object", "properties": {"a": {"type": "thing"}}},
             "s.properties[a].type",
-            FIELD_NOT_SUPPORTED,
+            ErrorType.NOT_SUPPORTED,
         ),
         (
             {"type": "object", "properties": {"a": {"type": "array"}}},
             "s.properties[a].items",
-            FIELD_REQUIRED,
+            ErrorType.REQUIRED,
         ),
         (
             {
@@ -40,42 +40,42 @@ def test_raycluster_schema_is_structural() -> None:
                 "properties": {"a": {"type": "object", "properties": {}, "additionalProperties": {}}},
             },
             "s.properties[a].additionalProperties",
-            FIELD_FORBIDDEN,
+            ErrorType.FORBIDDEN,
         ),
         (
             {"type": "object", "properties": {"a": {"type": "string", "pattern": "(unclosed"}}},
             "s.properties[a].pattern",
-            FIELD_INVALID,
+            ErrorType.INVALID,
         ),
         (
             {"type": "object", "properties": {"a": {"type": "integer", "default": "three"}}},
             "s.properties[a].default",
-            FIELD_INVALID,
+            ErrorType.INVALID,
         ),
         (
             {"type": "object", "properties": {"a": {"type": "object", "default": {"x": 1}}}},
             "s.properties[a].default",
-            FIELD_INVALID,
+            ErrorType.INVALID,
         ),
         (
             {"type": "object", "properties": {"a": {"type": "string", "allOf": [{"type": "string"}]}}},
             "s.properties[a].allOf[0].type",
-            FIELD_FORBIDDEN,
+            ErrorType.FORBIDDEN,
         ),
         (
             {"type": "object", "properties": {"a": {"type": "object", "anyOf": [{"properties": {"b": {}}}]}}},
             "s.properties[a].anyOf[0].properties[b]",
-            FIELD_REQUIRED,
+            ErrorType.REQUIRED,
         ),
         (
             {"type": "object", "properties": {"metadata": {"type": "object", "properties": {"labels": {}}}}},
             "s.properties[metadata]",
-            FIELD_FORBIDDEN,
+            ErrorType.FORBIDDEN,
         ),
         (
             {"type": "object", "properties": {"a": {"x-kubernetes-int-or-string": True, "type": "string"}}},
             "s.properties[a].type",
-            FIELD_INVALID,
+            ErrorType.INVALID,
         ),
         (
             {
@@ -83,7 +83,7 @@ def test_raycluster_schema_is_structural() -> None:
                 "properties": {"a": {"type": "string", "x-kubernetes-embedded-resource": True}},
             },
             "s.properties[a].type",
-            FIELD_INVALID,
+            ErrorType.INVALID,
         ),
         (
             {
@@ -91,12 +91,12 @@ def test_raycluster_schema_is_structural() -> None:
                 "properties": {"a": {"type": "array", "items": {"type": "string"}, "uniqueItems": True}},
             },
             "s.properties[a].uniqueItems",
-            FIELD_FORBIDDEN,
+            ErrorType.FORBIDDEN,
         ),
         (
             {"type": "object", "properties": {"a": {"$ref": "#/definitions/x"}}},
             "s.properties[a].$ref",
-            FIELD_FORBIDDEN,
+            ErrorType.FORBIDDEN,
         ),
         (
             {
@@ -106,7 +106,7 @@ def test_raycluster_schema_is_structural() -> None:
                 },
             },
             "s.properties[a].x-kubernetes-list-map-keys",
-            FIELD_REQUIRED,
+            ErrorType.REQUIRED,
         ),
         (
             {
@@ -121,7 +121,7 @@ def test_raycluster_schema_is_structural() -> None:
                 },
             },
             "s.properties[a].x-kubernetes-list-map-keys",
-            FIELD_INVALID,
+            ErrorType.INVALID,
         ),
         (
             {
@@ -131,12 +131,12 @@ def test_raycluster_schema_is_structural() -> None:
                 },
             },
             "s.properties[a].items.type",
-            FIELD_INVALID,
+            ErrorType.INVALID,
         ),
         (
             {"type": "object", "x-kubernetes-preserve-unknown-fields": False},
             "s.x-kubernetes-preserve-unknown-fields",
-            FIELD_INVALID,
+            ErrorType.INVALID,
         ),
     ],
 )

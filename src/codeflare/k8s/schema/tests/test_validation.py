@@ -10,12 +10,7 @@ from codeflare.k8s.schema import (
     check_structural,
     validate,
 )
-from codeflare.k8s.schema.field import (
-    FIELD_DUPLICATE,
-    FIELD_NOT_SUPPORTED,
-    FIELD_REQUIRED,
-    FIELD_TYPE_INVALID,
-)
+from codeflare.k8s.schema.field import ErrorType
 from codeflare.k8s.schema.tests.samples import RAYCLUSTER_SCHEMA, messages, raycluster
 
 # --- validation ---------------------------------------------------------------------------------
@@ -32,7 +27,7 @@ def test_wrong_type_names_the_field_and_the_expected_type() -> None:
     assert messages(errs) == [
         'spec.workerGroupSpecs[0].replicas: Invalid value: "string": must be of type integer'
     ]
-    assert errs[0].type == FIELD_TYPE_INVALID
+    assert errs[0].type == ErrorType.TYPE_INVALID
 
 
 def test_integers_accept_whole_floats_but_never_booleans() -> None:
@@ -57,8 +52,8 @@ def test_missing_required_field() -> None:
     del obj["spec"]["workerGroupSpecs"][1]["groupName"]
     errs = validate(obj, RAYCLUSTER_SCHEMA)
     assert [(e.type, e.field) for e in errs] == [
-        (FIELD_REQUIRED, "spec.headGroupSpec"),
-        (FIELD_REQUIRED, "spec.workerGroupSpecs[1].groupName"),
+        (ErrorType.REQUIRED, "spec.headGroupSpec"),
+        (ErrorType.REQUIRED, "spec.workerGroupSpecs[1].groupName"),
     ]
     assert errs[0].message() == "spec.headGroupSpec: Required value"
 
@@ -97,7 +92,7 @@ def test_list_map_keys_reject_duplicates() -> None:
     obj["spec"]["workerGroupSpecs"][1]["groupName"] = "group-0"
     errs = validate(obj, RAYCLUSTER_SCHEMA)
     assert [(e.type, e.field, e.value) for e in errs] == [
-        (FIELD_DUPLICATE, "spec.workerGroupSpecs[1]", {"groupName": "group-0"})
+        (ErrorType.DUPLICATE, "spec.workerGroupSpecs[1]", {"groupName": "group-0"})
     ]
 
 
@@ -199,12 +194,12 @@ def test_values_that_are_accepted(schema: dict[str, Any], value: Any) -> None:
 def test_unique_items_reports_duplicates() -> None:
     schema = {"type": "object", "properties": {"x": {"type": "array", "items": {}, "uniqueItems": True}}}
     errs = validate({"x": [{"a": 1}, {"a": 1}]}, schema)
-    assert [(e.type, e.field) for e in errs] == [(FIELD_DUPLICATE, "x[1]")]
+    assert [(e.type, e.field) for e in errs] == [(ErrorType.DUPLICATE, "x[1]")]
 
 
 def test_enum_does_not_confuse_booleans_with_integers() -> None:
     schema = {"type": "object", "properties": {"x": {"enum": [1, 0]}}}
-    assert validate({"x": True}, schema)[0].type == FIELD_NOT_SUPPORTED
+    assert validate({"x": True}, schema)[0].type == ErrorType.NOT_SUPPORTED
 
 
 def test_additional_properties_false_forbids_unknown_fields() -> None:
