@@ -21,7 +21,7 @@ import urllib.error
 import urllib.request
 import uuid
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -86,13 +86,7 @@ class RayNode:
     handle: ProcessHandle
 
     def to_dict(self) -> dict[str, Any]:
-        return {
-            "name": self.name,
-            "role": self.role,
-            "group": self.group,
-            "ports": self.ports.to_dict(),
-            "handle": self.handle.to_dict(),
-        }
+        return asdict(self)
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> RayNode:

@@ -27,7 +27,7 @@ import logging
 import os
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
@@ -175,14 +175,7 @@ class ProcessIdentity:
         return cls(pid=pid, create_time=create_time)
 
     def to_dict(self) -> dict[str, Any]:
-        return {
-            "pid": self.pid,
-            "start_ticks": self.start_ticks,
-            "boot_id": self.boot_id,
-            "exe": self.exe,
-            "cmdline": None if self.cmdline is None else list(self.cmdline),
-            "create_time": self.create_time,
-        }
+        return asdict(self)
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> ProcessIdentity:

@@ -23,7 +23,7 @@ import signal
 import subprocess
 import time
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
@@ -71,17 +71,7 @@ class ProcessHandle:
         return (self.recorded.start_ticks or 0, self.start_time)
 
     def to_dict(self) -> dict[str, Any]:
-        return {
-            "pid": self.pid,
-            "pgid": self.pgid,
-            "start_time": self.start_time,
-            "argv": list(self.argv),
-            "log_path": self.log_path,
-            "temp_dir": self.temp_dir,
-            "extra": dict(self.extra),
-            "log_offset": self.log_offset,
-            "identity": None if self.identity is None else self.identity.to_dict(),
-        }
+        return asdict(self)
 
     def to_json(self) -> str:
         return json.dumps(self.to_dict(), sort_keys=True)

@@ -21,7 +21,7 @@ import os
 import signal
 import subprocess
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -45,13 +45,7 @@ class Component:
     identity: ProcessIdentity
 
     def to_dict(self) -> dict[str, Any]:
-        return {
-            "name": self.name,
-            "pid": self.pid,
-            "pgid": self.pgid,
-            "log": self.log,
-            "identity": self.identity.to_dict(),
-        }
+        return asdict(self)
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> Component:
