@@ -49,31 +49,38 @@ class Observation:
 
 
 @dataclass(frozen=True)
-class StopRayJob:
+class RayJobCall:
+    """An action on one Ray job through the Jobs API at ``url`` (a subclass says which)."""
+
     url: str
     job_id: str
 
 
+class StopRayJob(RayJobCall):
+    """Stop the Ray job."""
+
+
+class Submit(RayJobCall):
+    """Submit the job's entrypoint as Ray job ``job_id``."""
+
+
+class SaveLogs(RayJobCall):
+    """Keep the tail of the Ray job's logs in a ConfigMap owned by the RayJob."""
+
+
 @dataclass(frozen=True)
-class CreateCluster:
+class ClusterChange:
+    """An action on the RayCluster ``name`` in the job's namespace (a subclass says which)."""
+
     name: str
 
 
-@dataclass(frozen=True)
-class DeleteCluster:
-    name: str
+class CreateCluster(ClusterChange):
+    """Create the job's own RayCluster from its ``rayClusterSpec``."""
 
 
-@dataclass(frozen=True)
-class Submit:
-    url: str
-    job_id: str
-
-
-@dataclass(frozen=True)
-class SaveLogs:
-    url: str
-    job_id: str
+class DeleteCluster(ClusterChange):
+    """Delete the RayCluster."""
 
 
 @dataclass(frozen=True)

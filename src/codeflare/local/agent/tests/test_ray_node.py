@@ -9,29 +9,14 @@ import pytest
 from codeflare.local.agent.ports import RayNodePorts
 from codeflare.local.agent.ray_node import RayNodeSpec, RayStartParamError, build_ray_start, node_temp_dir
 
-HEAD_PORTS = RayNodePorts(
-    node_manager=20001,
-    object_manager=20002,
-    metrics_export=20003,
-    dashboard_agent_grpc=20004,
-    dashboard_agent_listen=20005,
-    runtime_env_agent=20006,
-    min_worker=20100,
-    max_worker=20163,
-    gcs=20007,
-    dashboard=20008,
-    client_server=20009,
-)
-WORKER_PORTS = RayNodePorts(
-    node_manager=20011,
-    object_manager=20012,
-    metrics_export=20013,
-    dashboard_agent_grpc=20014,
-    dashboard_agent_listen=20015,
-    runtime_env_agent=20016,
-    min_worker=20200,
-    max_worker=20263,
-)
+
+def _ports(first: int, workers: int, **head_only: int) -> RayNodePorts:
+    """The six ports every node binds numbered from ``first`` on, 64 worker ports from ``workers``."""
+    return RayNodePorts(*range(first, first + 6), min_worker=workers, max_worker=workers + 63, **head_only)
+
+
+HEAD_PORTS = _ports(20001, 20100, gcs=20007, dashboard=20008, client_server=20009)
+WORKER_PORTS = _ports(20011, 20200)
 
 
 def _head(**overrides: object) -> RayNodeSpec:

@@ -79,6 +79,20 @@ INIT_WRITE = rd.WriteStatus(
 )
 
 
+def ended(deployment: str, job_status: str, reason: str | None, message: str, **extra: Any) -> rd.WriteStatus:
+    """The status write that ends a job now (``_finish``'s)."""
+    return rd.WriteStatus(
+        {
+            "jobDeploymentStatus": deployment,
+            "jobStatus": job_status,
+            "endTime": NOW_TEXT,
+            "reason": reason,
+            "message": message,
+            **extra,
+        }
+    )
+
+
 def finished(deployment: str = "Complete", ended: int = 10, **extra: Any) -> dict[str, Any]:
     return {"jobDeploymentStatus": deployment, "jobId": "job-1", "endTime": ago(ended), **extra}
 
@@ -118,17 +132,13 @@ CASES = [
         "submits once the cluster is ready",
         job(INITIALIZING),
         cluster(),
-        [
-            *SUBMITTED,
-        ],
+        SUBMITTED,
     ),
     Case(
         "a selector job submits to the selected cluster",
         job({**INITIALIZING, "rayClusterName": "shared"}, **SELECTOR),
         cluster("shared"),
-        [
-            *SUBMITTED,
-        ],
+        SUBMITTED,
     ),
     # -- following the Ray job --------------------------------------------------------------
     Case(
@@ -144,15 +154,7 @@ CASES = [
         cluster(),
         [
             rd.SaveLogs(URL, "job-1"),
-            rd.WriteStatus(
-                {
-                    "jobDeploymentStatus": "Complete",
-                    "jobStatus": "SUCCEEDED",
-                    "endTime": NOW_TEXT,
-                    "reason": None,
-                    "message": "done",
-                }
-            ),
+            ended("Complete", "SUCCEEDED", None, "done"),
         ],
         ray=rd.RayJobState("SUCCEEDED", "done"),
     ),
@@ -185,9 +187,7 @@ CASES = [
         "a retrying job is submitted again under a new id",
         job({**RUNNING, "jobDeploymentStatus": "Retrying", "failed": 1}, backoffLimit=2),
         cluster(),
-        [
-            *SUBMITTED,
-        ],
+        SUBMITTED,
     ),
     Case(
         "the attempt past backoffLimit fails the job",
@@ -195,16 +195,7 @@ CASES = [
         cluster(),
         [
             rd.SaveLogs(URL, "job-1"),
-            rd.WriteStatus(
-                {
-                    "jobDeploymentStatus": "Failed",
-                    "jobStatus": "FAILED",
-                    "endTime": NOW_TEXT,
-                    "reason": "AppFailed",
-                    "message": "exit code 3",
-                    "failed": 3,
-                }
-            ),
+            ended("Failed", "FAILED", "AppFailed", "exit code 3", failed=3),
         ],
         ray=rd.RayJobState("FAILED", "exit code 3"),
     ),
@@ -214,16 +205,7 @@ CASES = [
         cluster(),
         [
             rd.SaveLogs(URL, "job-1"),
-            rd.WriteStatus(
-                {
-                    "jobDeploymentStatus": "Failed",
-                    "jobStatus": "FAILED",
-                    "endTime": NOW_TEXT,
-                    "reason": "AppFailed",
-                    "message": "boom",
-                    "failed": 1,
-                }
-            ),
+            ended("Failed", "FAILED", "AppFailed", "boom", failed=1),
         ],
         ray=rd.RayJobState("FAILED", "boom"),
     ),
@@ -235,15 +217,7 @@ CASES = [
         [
             rd.StopRayJob(URL, "job-1"),
             rd.SaveLogs(URL, "job-1"),
-            rd.WriteStatus(
-                {
-                    "jobDeploymentStatus": "Failed",
-                    "jobStatus": "RUNNING",
-                    "endTime": NOW_TEXT,
-                    "reason": "DeadlineExceeded",
-                    "message": "RayJob exceeded activeDeadlineSeconds (10s)",
-                }
-            ),
+            ended("Failed", "RUNNING", "DeadlineExceeded", "RayJob exceeded activeDeadlineSeconds (10s)"),
         ],
         ray=rd.RayJobState("RUNNING"),
     ),
@@ -258,17 +232,7 @@ CASES = [
         "the deadline also ends a job whose cluster never became ready",
         job(INITIALIZING | {"startTime": ago(100)}, activeDeadlineSeconds=10),
         cluster(ready=False),
-        [
-            rd.WriteStatus(
-                {
-                    "jobDeploymentStatus": "Failed",
-                    "jobStatus": "FAILED",
-                    "endTime": NOW_TEXT,
-                    "reason": "DeadlineExceeded",
-                    "message": "RayJob exceeded activeDeadlineSeconds (10s)",
-                }
-            )
-        ],
+        [ended("Failed", "FAILED", "DeadlineExceeded", "RayJob exceeded activeDeadlineSeconds (10s)")],
     ),
     # -- suspend and resume -----------------------------------------------------------------
     Case(
