@@ -19,8 +19,8 @@ from codeflare.kube import errors, kinds
 from codeflare.kube.client import AsyncKube
 from tests.operator.operator_metrics import OperatorMetricsReader
 from tests.support.apiserver import ServerProcess
+from tests.support.control_plane import ThreadedOperator
 from tests.support.kubelet_sim import KubeletSim, Policy, keep_running, succeed
-from tests.support.operator_thread import ThreadedOperator
 from tests.support.polling import async_wait_for
 
 Obj = dict[str, Any]

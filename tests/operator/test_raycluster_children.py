@@ -22,8 +22,7 @@ from codeflare.sdk.client import Client
 from codeflare.sdk.cluster import dashboard_uri
 from codeflare.sdk.tls import generate_cert, tls_env
 from tests.support.apiserver import ServerProcess
-from tests.support.control_plane import ensure_namespace, wait_for
-from tests.support.operator_thread import ThreadedOperator
+from tests.support.control_plane import ThreadedOperator, ensure_namespace, wait_for
 
 Obj = dict[str, Any]
 QUIET = {"queueing": {"enabled": False}, "appwrapper": {"enabled": False}}

@@ -17,8 +17,7 @@ import pytest
 from codeflare.kube import config, errors, kinds
 from codeflare.kube.client import Kube
 from tests.support.apiserver import ServerProcess
-from tests.support.control_plane import ensure_namespace, wait_for
-from tests.support.operator_thread import ThreadedOperator
+from tests.support.control_plane import ThreadedOperator, ensure_namespace, wait_for
 
 ALICE_TOKEN = "alice-secret-token"
 

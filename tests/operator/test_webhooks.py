@@ -23,8 +23,7 @@ from codeflare.kube import errors, kinds
 from codeflare.kube.client import Kube
 from codeflare.operator.webhooks.server import CONFIGURATION_NAME, MUTATING, VALIDATING
 from tests.support.apiserver import ServerProcess
-from tests.support.control_plane import ensure_namespace, wait_for
-from tests.support.operator_thread import ThreadedOperator
+from tests.support.control_plane import ThreadedOperator, ensure_namespace, wait_for
 
 Obj = dict[str, Any]
 

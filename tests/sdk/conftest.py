@@ -34,8 +34,7 @@ from codeflare.sdk import (
 )
 from tests.support import local_agent as la
 from tests.support.apiserver import ServerProcess
-from tests.support.control_plane import quiet_config, wait_for
-from tests.support.operator_thread import ThreadedOperator
+from tests.support.control_plane import ThreadedOperator, quiet_config, wait_for
 
 QUEUE = "sdk-queue"
 CLUSTER_QUEUE = "sdk-cq"

@@ -1,13 +1,22 @@
-"""Helpers for tests that run the operator against a real embedded API server process.
+"""The one operator harness for tests: a real operator against a real embedded API server.
 
-Installs the project's CRDs through the API, writes the operator's ConfigMap, starts the operator
-as its own process (so tests can SIGKILL it) and waits for observable conditions.
+Installs the project's CRDs through the API and writes the operator's ConfigMap, then runs the
+operator one of two ways: :class:`OperatorProcess`, ``codeflare operator`` as a child process
+(tests can SIGKILL it, read its log, run it as a ServiceAccount), or :class:`ThreadedOperator`,
+the same ``run_operator`` in a thread of the test process (fast to start; :meth:`stop` deletes the
+ConfigMap, which makes the operator return cleanly; readiness from its real ``/readyz``, metrics
+on :attr:`ThreadedOperator.metrics_port` for tests that show nothing happened, see
+``tests/operator/operator_metrics.py``). Waiting is :func:`tests.support.polling.wait_for`.
 """
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import subprocess
+import threading
+import urllib.error
+import urllib.request
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -17,7 +26,10 @@ import yaml
 from codeflare.api.crds import load_crds
 from codeflare.kube import errors, kinds
 from codeflare.kube.client import Kube
-from codeflare.operator.config import CONFIG_KEY, CONFIGMAP_NAME, OperatorConfig
+from codeflare.kube.config import from_kubeconfig
+from codeflare.operator.config import CONFIG_KEY, CONFIGMAP_NAME, OperatorConfig, config_map
+from codeflare.operator.main import run_operator
+from tests.support.apiserver import ServerProcess, free_port
 from tests.support.child_process import ChildProcess, spawn_cli, terminate
 from tests.support.polling import wait_for as wait_for  # re-exported: the one polling helper
 
@@ -100,3 +112,51 @@ class OperatorProcess(ChildProcess):
 
     def log(self) -> str:
         return self.log_path.read_text(errors="replace") if self.log_path.exists() else ""
+
+
+class ThreadedOperator:
+    def __init__(self, server: ServerProcess, config: dict[str, Any]) -> None:
+        self.connection = from_kubeconfig(server.kubeconfig)
+        self.health_port = free_port()
+        self.metrics_port = free_port()
+        document = {
+            "metrics": {"bindAddress": f"127.0.0.1:{self.metrics_port}"},
+            "health": {"bindAddress": f"127.0.0.1:{self.health_port}"},
+            "instascale": {"enabled": False},
+            **config,
+        }
+        self.config = OperatorConfig.from_dict(document)
+        self.status: int | None = None
+        self.thread = threading.Thread(target=self._run, name="operator", daemon=True)
+
+    def _run(self) -> None:
+        self.status = asyncio.run(run_operator(self.connection, OPERATOR_NAMESPACE))
+
+    def start(self, timeout: float = 30.0) -> ThreadedOperator:
+        with Kube(self.connection) as kube:
+            install_crds(kube)
+            ensure_namespace(kube, OPERATOR_NAMESPACE)
+            kube.apply(kinds.CONFIGMAP, config_map(OPERATOR_NAMESPACE, self.config))
+        self.thread.start()
+
+        def ready() -> bool:
+            assert self.thread.is_alive(), f"operator exited with {self.status}"
+            return self.readyz()[0] == 200
+
+        wait_for(ready, timeout, what="the operator's /readyz")
+        return self
+
+    def readyz(self) -> tuple[int, str]:
+        url = f"http://127.0.0.1:{self.health_port}/readyz"
+        try:
+            with urllib.request.urlopen(url, timeout=5) as answer:
+                return answer.status, answer.read().decode()
+        except urllib.error.HTTPError as error:
+            return error.code, error.read().decode()
+        except OSError as error:
+            return 0, str(error)
+
+    def stop(self) -> None:
+        with Kube(self.connection) as kube:
+            kube.delete(kinds.CONFIGMAP, CONFIGMAP_NAME, OPERATOR_NAMESPACE)
+        self.thread.join(30)
