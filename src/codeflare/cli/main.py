@@ -13,6 +13,8 @@ import logging
 import sys
 from collections.abc import Sequence
 
+from codeflare.cli.output import EXIT_USAGE
+
 # subcommand -> module exposing register(subparsers)
 COMMANDS = {
     "server": "codeflare.cli.server_cmd",
@@ -24,7 +26,7 @@ COMMANDS = {
     "queue": "codeflare.cli.queue_cmd",
 }
 
-EXIT_OK, EXIT_FAILURE, EXIT_USAGE, EXIT_TIMEOUT, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
+EXIT_INTERRUPTED = 130  # as a shell reports SIGINT; the other exit codes live in cli.output
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -46,7 +46,21 @@ def register(subparsers: Any, name: str) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    import importlib.util
+    import sys
+
     from codeflare.apiserver.server import ApiServer
+    from codeflare.cli.output import EXIT_FAILURE
+
+    if importlib.util.find_spec("cel") is None:
+        # Refused before serving: a server that could not evaluate CRD validation rules would
+        # either accept what a cluster refuses or fail writes that it should judge.
+        print(
+            "codeflare server: the CEL evaluator for CRD x-kubernetes-validations is not installed: "
+            "pip install 'codeflare[server]' (local mode's 'codeflare[local]' includes it)",
+            file=sys.stderr,
+        )
+        return EXIT_FAILURE
 
     logging.getLogger().setLevel(min(logging.getLogger().level, logging.INFO))
     server = ApiServer(
