@@ -147,9 +147,16 @@ async def labelled_pods(kube: AsyncKube, namespace: str, name: str) -> list[Obj]
     return await kube.list(kinds.POD, namespace, labels={LABEL: name})
 
 
-async def event_reasons(kube: AsyncKube, namespace: str, name: str) -> list[str]:
-    events = await kube.list(kinds.EVENT, namespace)
-    return [e["reason"] for e in events if e["involvedObject"]["name"] == name]
+async def event_reasons(kube: AsyncKube, namespace: str, name: str, wanted: set[str]) -> list[str]:
+    """The reasons of ``name``'s Events once they include ``wanted`` (an Event is recorded just
+    after the status write it reports, so a test that saw the phase waits for its Event)."""
+
+    async def reasons() -> list[str] | None:
+        events = await kube.list(kinds.EVENT, namespace)
+        found = [e["reason"] for e in events if e["involvedObject"]["name"] == name]
+        return found if wanted <= set(found) else None
+
+    return await wait_for(f"events {sorted(wanted)} of {name}", reasons)
 
 
 # -- tests --------------------------------------------------------------------------------------
@@ -183,7 +190,8 @@ async def test_success_creates_labelled_owned_components_and_expires_after_succe
     assert aw["status"].get("resettingCount", 0) == 0
     assert "workload.codeflare.dev/finalizer" in aw["metadata"]["finalizers"]
     assert metrics.value("appwrapper_phase_total", phase="Succeeded") == succeeded_before + 1
-    assert {"Resuming", "Running", "Succeeded"} <= set(await event_reasons(kube, namespace, "ok"))
+    assert {"Resuming", "Running", "Succeeded"} <= set(await event_reasons(
+        kube, namespace, "ok", {"Resuming", "Running", "Succeeded"}))
 
     await wait_for("AppWrapper deleted after successTTL",
                    lambda: gone(kube, kinds.APPWRAPPER, "ok", namespace))
@@ -205,7 +213,7 @@ async def test_failed_pod_is_retried_after_a_reset(kube: AsyncKube, namespace: s
 
     assert aw["status"]["resettingCount"] == 1
     assert condition(aw, "Unhealthy")["status"] == "False"
-    reasons = await event_reasons(kube, namespace, "retry")
+    reasons = await event_reasons(kube, namespace, "retry", {"Unhealthy", "Resetting", "Succeeded"})
     assert {"Unhealthy", "Resetting", "Succeeded"} <= set(reasons)
     assert reasons.count("Resuming") == 2
 
