@@ -14,8 +14,17 @@ pydantic, by the tests it exists for); code that is truly unused is deleted inst
 from __future__ import annotations
 
 import codeflare
+from codeflare.apiserver.registry import managed_fields, patch
+from codeflare.apiserver.registry.resources import ResourceType
+from codeflare.apiserver.registry.watch import WatchHub
+from codeflare.apiserver.security.admission.webhooks import Webhook
+from codeflare.apiserver.storage.store import ObjectStore
 from codeflare.k8s.workqueue import ManualClock
-from codeflare.operator import config
+from codeflare.local.agent import processes
+from codeflare.local.agent.cluster_runner import LocalRayCluster
+from codeflare.local.agent.identity import ProcStat
+from codeflare.local.agent.ports import PortAllocator, RayNodePorts
+from codeflare.operator import config, raycluster
 from codeflare.scheduling.engine import AdmissionEngine
 from codeflare.scheduling.results import Preempted
 from codeflare.sdk.cluster import Cluster
@@ -48,3 +57,32 @@ AdmissionEngine.quota_violations  # the scheduling property tests' invariant
 AdmissionEngine.update_workload  # the engine's documented requeue call; the benchmark makes it
 AdmissionEngine.update_cluster_queue  # "add or replace" where a test changes a queue
 Preempted("victim", "preemptor", "InClusterQueue", "cq", "").preemptor  # result data tests read
+
+# The API server: tables and parsers its unit tests check directly, parsed webhook configuration
+# fields (kept as Kubernetes has them), and handles held for their lifetime.
+patch.SUPPORTED_PATCH_CONTENT_TYPES  # registry/tests/test_patch.py
+managed_fields.manager_from_user_agent  # registry/tests/test_managed_fields.py: kubectl's manager names
+Webhook.side_effects  # sideEffects of a webhook configuration, parsed and kept (dry-run not served)
+WatchHub.close_key  # ends the watches of a deleted CRD's resource (not yet called: see the README)
+
+# The local agent: /proc/<pid>/stat fields parsed as a record, and test handles.
+LocalRayCluster.wait_workers_ready  # agent/tests/test_cluster_runner.py
+RayNodePorts.all_ports  # agent/tests/test_cluster_runner.py: two clusters never share a port
+PortAllocator.reserve
+PortAllocator.reservations
+processes.node_processes  # agent/tests/test_processes.py
+
+# The ports a RayCluster exposes, unpacked together as KubeRay documents them.
+raycluster.GCS_PORT
+
+
+def _instance_attributes(hub: WatchHub, store: ObjectStore, resource: ResourceType, stat: ProcStat) -> None:
+    """Attributes set per instance (a class has no such attribute to touch at import time)."""
+    hub._unsubscribe  # the store subscription, held while the hub lives
+    store._path
+    resource.preferred  # a resource type field (discovery order), set for every served version
+    stat.comm  # /proc/<pid>/stat fields, parsed as one record
+    stat.ppid
+    stat.pgrp
+    stat.session
+_instance_attributes  # this file's own holder of the lines above

@@ -41,7 +41,6 @@ ACCEPTED = "application/json, application/yaml"
 #   "bytes"                    raw bytes (the envelope's payload)
 #   "reject"                   a known field with no JSON mapping here: 415 when set
 #   "Name" / "[]Name"          a nested message / a repeated one
-SUPPORTED_KINDS: frozenset[str] = frozenset(TOP)
 
 
 class _Rejected(Exception):

@@ -13,7 +13,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 ALL_VERBS = ("create", "delete", "deletecollection", "get", "list", "patch", "update", "watch")
-NO_COLLECTION_DELETE = ("create", "delete", "get", "list", "patch", "update", "watch")
 
 BASE_FIELD_SELECTORS = frozenset({"metadata.name", "metadata.namespace"})
 
@@ -440,13 +439,6 @@ class ResourceRegistry:
         """The served version that objects with storage key ``key`` are stored at."""
         for res in self._by_gvr.values():
             if res.key == key and res.version == res.storage_version:
-                return res
-        return None
-
-    def find_kind(self, api_version: str, kind: str) -> ResourceType | None:
-        group, _, version = api_version.rpartition("/")
-        for res in self._by_gvr.values():
-            if res.group == group and res.version == version and res.kind == kind:
                 return res
         return None
 

@@ -14,7 +14,6 @@ from codeflare.apiserver.security.rbac import AUTHN_GROUP, AUTHZ_GROUP, RBAC_GRO
 
 BOOTSTRAP_LABELS = {"kubernetes.io/bootstrapping": "rbac-defaults"}
 AUTOUPDATE = {"rbac.authorization.kubernetes.io/autoupdate": "true"}
-CRD_GROUPS = ("ray.io", "workload.codeflare.dev", "kueue.x-k8s.io")
 
 
 def _rule(groups: list[str], resources: list[str], verbs: list[str]) -> dict[str, Any]:

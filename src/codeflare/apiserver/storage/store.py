@@ -131,9 +131,6 @@ class ObjectStore:
         self._listeners.append(listener)
         return lambda: self._listeners.remove(listener) if listener in self._listeners else None
 
-    def next_version(self) -> int:
-        return self._rv + 1
-
     def put(self, key: str, obj: dict[str, Any], old: dict[str, Any] | None) -> dict[str, Any]:
         """Create or replace ``obj``; sets metadata.resourceVersion and commits before returning."""
         meta = obj["metadata"]
@@ -199,7 +196,7 @@ class _Transaction:
     def __enter__(self) -> None:
         self._db.execute("BEGIN IMMEDIATE")
 
-    def __exit__(self, exc_type: object, exc: object, tb: object) -> None:
+    def __exit__(self, exc_type: object, exc: object, _tb: object) -> None:
         if exc_type is None:
             self._db.execute("COMMIT")
         else:

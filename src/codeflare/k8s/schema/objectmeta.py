@@ -67,9 +67,6 @@ _META_FIELD_TYPES: dict[str, tuple[type, ...]] = {
 }
 _TYPE_NAMES = {str: "string", int: "integer", dict: "object", list: "array"}
 
-# Every field of ObjectMeta; anything else under metadata is unknown to Kubernetes.
-OBJECT_META_FIELDS = frozenset(_META_FIELD_TYPES)
-
 
 def _type_invalid(path: str, wanted: str, value: Any) -> FieldError:
     """:func:`type_invalid` as ObjectMeta validation reports it (every float is "number")."""

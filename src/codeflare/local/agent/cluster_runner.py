@@ -117,10 +117,6 @@ class ClusterEndpoints:
     def dashboard_url(self) -> str:
         return f"http://{self.host}:{self.dashboard}"
 
-    @property
-    def client_url(self) -> str:
-        return f"ray://{self.host}:{self.client}"
-
     def as_status(self) -> dict[str, str]:
         """The RayCluster ``status.endpoints`` map (name -> port string)."""
         return {
