@@ -63,7 +63,6 @@ Preempted("victim", "preemptor", "InClusterQueue", "cq", "").preemptor  # result
 patch.SUPPORTED_PATCH_CONTENT_TYPES  # registry/tests/test_patch.py
 managed_fields.manager_from_user_agent  # registry/tests/test_managed_fields.py: kubectl's manager names
 Webhook.side_effects  # sideEffects of a webhook configuration, parsed and kept (dry-run not served)
-WatchHub.close_key  # ends the watches of a deleted CRD's resource (not yet called: see the README)
 
 # The local agent: /proc/<pid>/stat fields parsed as a record, and test handles.
 LocalRayCluster.wait_workers_ready  # agent/tests/test_cluster_runner.py

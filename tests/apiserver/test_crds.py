@@ -7,6 +7,7 @@ fields and int-or-string; defaulting and pruning; deleting the CRD deletes its o
 
 from __future__ import annotations
 
+import json
 import time
 from collections.abc import Iterator
 from typing import Any
@@ -202,3 +203,26 @@ def test_deleting_the_crd_deletes_its_objects(http: httpx.Client) -> None:
     status_of(http.get(path), 404)
     ok(http.post(crd_path, json=widget_crd("Namespaced", "doomeds", "Doomed")), 201)
     assert ok(http.get(path))["items"] == []
+
+
+def test_deleting_the_crd_ends_the_watches_of_its_resource(http: httpx.Client) -> None:
+    """After its objects' DELETED events, a watch of a deleted CRD's resource ends (the stream
+    closes), as kube-apiserver's does when it stops serving the resource; no watch lingers."""
+    crd_path = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions"
+    ok(http.post(crd_path, json=widget_crd("Namespaced", "fleetings", "Fleeting")), 201)
+    path = f"/apis/{GROUP}/v1/namespaces/default/fleetings"
+    for i in range(2):
+        body = {"kind": "Fleeting", "metadata": {"name": f"f{i}"}, "spec": {"size": 1}}
+        ok(http.post(path, json=body), 201)
+    listed = ok(http.get(path))
+    events: list[tuple[str, str]] = []
+    params = {"watch": "true", "resourceVersion": listed["metadata"]["resourceVersion"]}
+    with http.stream("GET", path, params=params, timeout=httpx.Timeout(30)) as resp:
+        assert resp.status_code == 200
+        ok(delete(http, f"{crd_path}/fleetings.{GROUP}"), 200, 202)
+        for line in resp.iter_lines():  # ends when the server closes the stream
+            if line:
+                event = json.loads(line)
+                events.append((event["type"], event["object"]["metadata"]["name"]))
+    assert sorted(events) == [("DELETED", "f0"), ("DELETED", "f1")]
+    status_of(http.get(path), 404)

@@ -19,7 +19,7 @@ from codeflare.apiserver import errors
 from codeflare.apiserver.context import RequestContext
 from codeflare.apiserver.registry.deletion import FOREGROUND_FINALIZER, ORPHAN_FINALIZER
 from codeflare.apiserver.registry.objects import ObjectAPI
-from codeflare.apiserver.registry.resources import ResourceType
+from codeflare.apiserver.registry.resources import ResourceType, crd_storage_key
 from codeflare.apiserver.registry.strategies import CRD_CLEANUP_FINALIZER, CRD_KEY, NAMESPACE_FINALIZER
 from codeflare.apiserver.storage.store import DELETED, Change
 from codeflare.k8s.ownerrefs import owner_references
@@ -191,8 +191,7 @@ class GarbageCollector:
         if key == "core/namespaces" and NAMESPACE_FINALIZER in ns_finalizers and self._empty_namespace(name):
             self._remove_finalizer(ref, NAMESPACE_FINALIZER, spec=True)
         if key == CRD_KEY and CRD_CLEANUP_FINALIZER in finalizers:
-            spec = obj.get("spec") or {}
-            target = f"{spec.get('group') or 'core'}/{(spec.get('names') or {}).get('plural', '')}"
+            target = crd_storage_key(obj)
             remaining = list(self._api.store.iter(target))
             for item in remaining:
                 imeta = item["metadata"]

@@ -17,6 +17,20 @@ ALL_VERBS = ("create", "delete", "deletecollection", "get", "list", "patch", "up
 BASE_FIELD_SELECTORS = frozenset({"metadata.name", "metadata.namespace"})
 
 
+def storage_key(group: str, plural: str) -> str:
+    """The key objects of resource ``group``/``plural`` are stored under (``core`` for "")."""
+    return f"{group or 'core'}/{plural}"
+
+
+CRD_KEY = storage_key("apiextensions.k8s.io", "customresourcedefinitions")
+
+
+def crd_storage_key(crd: dict[str, Any]) -> str:
+    """The storage key of the resource a CustomResourceDefinition serves."""
+    spec = crd.get("spec") or {}
+    return storage_key(spec.get("group") or "", (spec.get("names") or {}).get("plural", ""))
+
+
 @dataclass(frozen=True)
 class PrinterColumn:
     """One column of ``kubectl get`` output (CRD additionalPrinterColumns shape)."""
@@ -72,7 +86,7 @@ class ResourceType:
     @property
     def key(self) -> str:
         """Storage key shared by every served version of this resource."""
-        return f"{self.group or 'core'}/{self.plural}"
+        return storage_key(self.group, self.plural)
 
     @property
     def list_kind(self) -> str:

@@ -17,6 +17,7 @@ from typing import Any
 from codeflare.apiserver.registry.resources import (
     ALL_VERBS,
     BASE_FIELD_SELECTORS,
+    CRD_KEY,
     PrinterColumn,
     ResourceRegistry,
     ResourceType,
@@ -31,7 +32,6 @@ log = logging.getLogger(__name__)
 
 NAMESPACE_FINALIZER = "kubernetes"
 CRD_CLEANUP_FINALIZER = "customresourcecleanup.apiextensions.k8s.io"
-CRD_KEY = "apiextensions.k8s.io/customresourcedefinitions"
 
 _KIND = re.compile(r"^[A-Z][A-Za-z0-9]*$")
 _COLUMN_TYPES = ("integer", "number", "string", "boolean", "date")

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from codeflare.apiserver import errors
+from codeflare.apiserver.registry.resources import CRD_KEY, crd_storage_key
 from codeflare.apiserver.registry.selectors import FieldSelector, LabelSelector
 from codeflare.apiserver.storage.store import ADDED, DELETED, MODIFIED, Change, ObjectStore, WatchQueue
 
@@ -80,6 +81,10 @@ class WatchHub:
     def _on_change(self, change: Change) -> None:
         for watcher in list(self._watchers.get(change.key, ())):
             watcher.offer(change)
+        if change.key == CRD_KEY and change.type == DELETED:
+            # The CRD is gone (after its objects): watches of its resource end, as they do when
+            # kube-apiserver stops serving a deleted CRD's resource.
+            self.close_key(crd_storage_key(change.obj))
 
     @property
     def count(self) -> int:
