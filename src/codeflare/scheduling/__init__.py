@@ -3,9 +3,12 @@
 ``AdmissionEngine`` keeps ClusterQueues, LocalQueues, ResourceFlavors, namespaces, workloads and
 an optional node snapshot up to date incrementally; ``schedule(now)`` returns admissions,
 preemptions, evictions and pending reasons. Amounts are :class:`codeflare.k8s.quantity.Quantity`
-(integer milli-units). Standard library and ``codeflare.k8s`` only; no I/O, no clock reads.
+(integer milli-units); label selectors are :mod:`codeflare.k8s.labels`'s. Standard library and
+``codeflare.k8s`` only; no I/O, no clock reads.
 """
 
+from codeflare.k8s.labels import LabelSelector
+from codeflare.k8s.labels import Requirement as LabelSelectorRequirement
 from codeflare.k8s.quantity import Quantity, QuantityError
 from codeflare.scheduling.engine import AdmissionEngine, admission_usage, workload_shape
 from codeflare.scheduling.model import (
@@ -14,8 +17,6 @@ from codeflare.scheduling.model import (
     ClusterQueue,
     FlavorFungibility,
     FlavorQuotas,
-    LabelSelector,
-    LabelSelectorRequirement,
     LocalQueue,
     Node,
     PodSet,

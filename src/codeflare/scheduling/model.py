@@ -4,7 +4,7 @@ ResourceFlavor, ClusterQueue (resource groups, flavor quotas, cohort, strategy, 
 fungibility, namespace selector, stop policy), LocalQueue, Workload with PodSets and Admission,
 and Node for the optional capacity snapshot. Quantity fields accept strings ("1.5Gi") and are
 normalised to ``Quantity``. No Kubernetes client objects, no clocks, no behaviour beyond small
-helpers (label selection, workload keys); decisions live in the engine modules.
+helpers (workload keys; label selection is :mod:`codeflare.k8s.labels`); decisions live in the engine modules.
 """
 
 from __future__ import annotations
@@ -13,6 +13,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from codeflare.k8s.labels import LabelSelector, NodeSelectorTerm
 from codeflare.k8s.quantity import Quantity
 
 QueueingStrategy = Literal["BestEffortFIFO", "StrictFIFO"]
@@ -93,44 +94,6 @@ class ResourceGroup:
 
 
 @dataclass(frozen=True)
-class LabelSelectorRequirement:
-    """One matchExpressions entry: operator In, NotIn, Exists or DoesNotExist."""
-
-    key: str
-    operator: Literal["In", "NotIn", "Exists", "DoesNotExist"]
-    values: tuple[str, ...] = ()
-
-    def matches(self, labels: Mapping[str, str]) -> bool:
-        """Whether ``labels`` satisfy this requirement."""
-        present = self.key in labels
-        if self.operator == "In":
-            return present and labels[self.key] in self.values
-        if self.operator == "NotIn":
-            return not present or labels[self.key] not in self.values
-        if self.operator == "Exists":
-            return present
-        return not present
-
-
-@dataclass(frozen=True)
-class LabelSelector:
-    """A Kubernetes label selector; the empty selector matches everything."""
-
-    match_labels: Mapping[str, str] = field(default_factory=dict)
-    match_expressions: tuple[LabelSelectorRequirement, ...] = ()
-
-    def __post_init__(self) -> None:
-        _set(self, "match_labels", dict(self.match_labels))
-        _set(self, "match_expressions", tuple(self.match_expressions))
-
-    def matches(self, labels: Mapping[str, str]) -> bool:
-        """Whether ``labels`` are selected."""
-        if any(labels.get(k) != v for k, v in self.match_labels.items()):
-            return False
-        return all(req.matches(labels) for req in self.match_expressions)
-
-
-@dataclass(frozen=True)
 class BorrowWithinCohort:
     """Whether a workload that must borrow may preempt lower-priority workloads of the cohort."""
 
@@ -185,14 +148,26 @@ class LocalQueue:
 
 @dataclass(frozen=True)
 class PodSet:
-    """``count`` identical pods, each requesting ``requests``."""
+    """``count`` identical pods, each requesting ``requests``.
+
+    ``tolerations``, ``node_selector`` and ``node_affinity`` (the required terms, ORed) come from
+    the pod template; flavor assignment matches them against each flavor's ``nodeTaints`` and
+    ``nodeLabels`` as Kueue does.
+    """
 
     name: str
     count: int
     requests: Mapping[str, Quantity]
+    tolerations: tuple[Mapping[str, str], ...] = ()
+    node_selector: Mapping[str, str] = field(default_factory=dict)
+    node_affinity: tuple[NodeSelectorTerm, ...] | None = None
 
     def __post_init__(self) -> None:
         _set(self, "requests", _quantities(self.requests))
+        _set(self, "tolerations", tuple(dict(t) for t in self.tolerations))
+        _set(self, "node_selector", dict(self.node_selector))
+        if self.node_affinity is not None:
+            _set(self, "node_affinity", tuple(tuple(term) for term in self.node_affinity))
 
 
 @dataclass(frozen=True)

@@ -12,10 +12,11 @@ from __future__ import annotations
 
 import re
 from collections.abc import Collection, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from codeflare.apiserver.errors import ApiError, bad_request
+from codeflare.k8s import labels as k8s_labels
 from codeflare.k8s.names import is_label_value, is_qualified_name
 from codeflare.k8s.schema.field import ErrorType, FieldError
 
@@ -45,31 +46,37 @@ EQUALS, NOT_EQUALS, IN, NOT_IN, EXISTS, DOES_NOT_EXIST, GREATER, LESS = (
 _OBJECT_OPERATORS = {"In": IN, "NotIn": NOT_IN, "Exists": EXISTS, "DoesNotExist": DOES_NOT_EXIST}
 
 
+_AS_OBJECT = {
+    EQUALS: k8s_labels.IN,
+    IN: k8s_labels.IN,
+    NOT_EQUALS: k8s_labels.NOT_IN,
+    NOT_IN: k8s_labels.NOT_IN,
+    EXISTS: k8s_labels.EXISTS,
+    DOES_NOT_EXIST: k8s_labels.DOES_NOT_EXIST,
+    GREATER: k8s_labels.GT,
+    LESS: k8s_labels.LT,
+}
+
+
 @dataclass(frozen=True)
 class Requirement:
-    """One clause: ``key`` compared by ``operator`` with ``values`` (sorted, may be empty)."""
+    """One clause: ``key`` compared by ``operator`` with ``values`` (sorted, may be empty).
+
+    ``operator`` is the query-syntax spelling (kept for ``str``); matching is
+    :class:`codeflare.k8s.labels.Requirement`'s, the project's one matcher.
+    """
 
     key: str
     operator: str
     values: tuple[str, ...] = ()
+    matcher: k8s_labels.Requirement = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        matcher = k8s_labels.Requirement(self.key, _AS_OBJECT[self.operator], self.values)
+        object.__setattr__(self, "matcher", matcher)
 
     def matches(self, labels: Mapping[str, str]) -> bool:
-        has = self.key in labels
-        value = labels.get(self.key)
-        op = self.operator
-        if op == EXISTS:
-            return has
-        if op == DOES_NOT_EXIST:
-            return not has
-        if op in (EQUALS, IN):
-            return has and value in self.values
-        if op in (NOT_EQUALS, NOT_IN):
-            return not has or value not in self.values
-        try:
-            have, limit = int(str(value)), int(self.values[0])
-        except ValueError:
-            return False
-        return has and (have > limit if op == GREATER else have < limit)
+        return self.matcher.matches(labels)
 
     def __str__(self) -> str:
         if self.operator == EXISTS:
@@ -245,50 +252,7 @@ def validate_label_selector_dict(sel: Any, path: str) -> list[FieldError]:
     if not isinstance(exprs, list):
         return [*out, FieldError(ErrorType.INVALID, f"{path}.matchExpressions", "must be a list", exprs)]
     for n, expr in enumerate(exprs):
-        out += _expression_errors(expr, f"{path}.matchExpressions[{n}]")
-    return out
-
-
-def _expression_errors(expr: Any, path: str) -> list[FieldError]:
-    if not isinstance(expr, Mapping):
-        return [FieldError(ErrorType.INVALID, path, "must be an object", expr)]
-    out: list[FieldError] = []
-    key, operator, values = expr.get("key"), expr.get("operator"), expr.get("values")
-    if not isinstance(key, str) or not key:
-        out.append(FieldError(ErrorType.REQUIRED, f"{path}.key"))
-    else:
-        out += label_key_errors(key, f"{path}.key")
-    if operator not in _OBJECT_OPERATORS:
-        out.append(
-            FieldError(
-                ErrorType.NOT_SUPPORTED,
-                f"{path}.operator",
-                'supported values: "DoesNotExist", "Exists", "In", "NotIn"',
-                operator,
-            )
-        )
-    elif operator in ("In", "NotIn") and not values:
-        out.append(
-            FieldError(
-                ErrorType.REQUIRED, f"{path}.values", "must be specified when `operator` is 'In' or 'NotIn'"
-            )
-        )
-    elif operator in ("Exists", "DoesNotExist") and values:
-        out.append(
-            FieldError(
-                ErrorType.FORBIDDEN,
-                f"{path}.values",
-                "may not be specified when `operator` is 'Exists' or 'DoesNotExist'",
-            )
-        )
-    if values is not None and not isinstance(values, list):
-        out.append(FieldError(ErrorType.INVALID, f"{path}.values", "must be a list", values))
-    elif values:
-        for n, value in enumerate(values):
-            if not isinstance(value, str):
-                out.append(FieldError(ErrorType.INVALID, f"{path}.values[{n}]", "must be a string", value))
-            else:
-                out += label_value_errors(value, f"{path}.values[{n}]")
+        out += k8s_labels.requirement_errors(expr, f"{path}.matchExpressions[{n}]")
     return out
 
 
