@@ -52,15 +52,20 @@ def run(args: argparse.Namespace) -> int:
     from codeflare.apiserver.server import ApiServer
     from codeflare.cli.output import EXIT_FAILURE
 
-    if importlib.util.find_spec("cel") is None:
-        # Refused before serving: a server that could not evaluate CRD validation rules would
-        # either accept what a cluster refuses or fail writes that it should judge.
-        print(
-            "codeflare server: the CEL evaluator for CRD x-kubernetes-validations is not installed: "
-            "pip install 'codeflare[server]' (local mode's 'codeflare[local]' includes it)",
-            file=sys.stderr,
-        )
-        return EXIT_FAILURE
+    for module, what in (
+        ("cel", "the CEL evaluator for CRD x-kubernetes-validations"),
+        ("re2", "RE2 for CRD patterns"),
+    ):
+        if importlib.util.find_spec(module) is None:
+            # Refused before serving: a server that could not evaluate CRD validation rules would
+            # either accept what a cluster refuses or fail writes that it should judge, and one
+            # without RE2 would run client-supplied patterns on a backtracking engine.
+            print(
+                f"codeflare server: {what} is not installed: "
+                "pip install 'codeflare[server]' (local mode's 'codeflare[local]' includes it)",
+                file=sys.stderr,
+            )
+            return EXIT_FAILURE
 
     logging.getLogger().setLevel(min(logging.getLogger().level, logging.INFO))
     server = ApiServer(

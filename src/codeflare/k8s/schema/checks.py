@@ -17,7 +17,7 @@ import math
 import re
 from collections.abc import Callable
 from functools import lru_cache
-from typing import Any
+from typing import Any, Protocol, cast
 
 from codeflare.k8s.schema.field import ErrorType, FieldError
 
@@ -42,11 +42,37 @@ def hashable(value: Any) -> Any:
     return ("j", json.dumps(value, sort_keys=True))
 
 
+class Pattern(Protocol):
+    """A compiled ``pattern``: what :func:`pattern_check` needs of it."""
+
+    def search(self, text: str) -> object | None: ...
+
+
 @lru_cache(maxsize=1024)
-def compile_pattern(pattern: str) -> re.Pattern[str]:
-    """Compile an OpenAPI (ECMA/RE2-flavoured) pattern as a Python regex; raises re.error."""
-    translated = pattern.replace(r"\z", r"\Z")
-    return re.compile(translated, re.ASCII)
+def compile_pattern(pattern: str) -> Pattern:
+    """Compile a CRD ``pattern`` with RE2 semantics (linear time, as Kubernetes' Go ``regexp``).
+
+    Kubernetes compiles ``pattern`` with Go's RE2 engine, so the syntax is RE2's (no
+    backreferences, no lookaround, ``\\z`` for end of text); a pattern RE2 refuses raises
+    ``re.error`` naming the reason, which the CRD's structural check turns into a 422. The
+    ``google-re2`` binding (the ``server`` extra) is imported on first use. Without it - the
+    SDK's base install, checking its own manifests against our own CRDs - Python's ``re`` is
+    used; ``codeflare server`` refuses to start without RE2, so no client-supplied pattern is
+    ever run by a backtracking engine in the server.
+    """
+    try:
+        import re2
+    except ImportError:
+        return re.compile(pattern.replace(r"\z", r"\Z"), re.ASCII)
+    options = re2.Options()
+    options.log_errors = False  # the reason goes back to the client, not to stderr
+    try:
+        return cast(Pattern, re2.compile(pattern, options=options))
+    except re2.error as exc:
+        reason = exc.args[0] if exc.args else exc
+        if isinstance(reason, bytes):
+            reason = reason.decode("utf-8", "replace")
+        raise re.error(f"error parsing regexp: {reason}") from None
 
 
 _DATE = r"\d{4}-\d{2}-\d{2}"
@@ -121,7 +147,7 @@ def min_length(limit: int) -> Check:
     return check
 
 
-def pattern_check(source: str, regex: re.Pattern[str]) -> Check:
+def pattern_check(source: str, regex: Pattern) -> Check:
     def check(value: str, path: str, errs: list[FieldError]) -> None:
         if regex.search(value) is None:
             errs.append(FieldError(ErrorType.INVALID, shown_path(path), f"should match '{source}'", value))
