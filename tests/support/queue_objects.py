@@ -37,6 +37,24 @@ def raycluster(
     }
 
 
+def workload(
+    name: str, namespace: str, queue: str, cpu: str, priority: int = 0, labels: dict[str, str] | None = None
+) -> Obj:
+    """A Workload created directly (no job behind it), as Kueue's scheduler performance test does:
+    one pod set "main" of one pod requesting ``cpu``, queued in LocalQueue ``queue``."""
+    container = {"name": "main", "image": "pause", "resources": {"requests": {"cpu": cpu}}}
+    return {
+        "apiVersion": kinds.WORKLOAD.api_version,
+        "kind": "Workload",
+        "metadata": {"name": name, "namespace": namespace, "labels": dict(labels or {})},
+        "spec": {
+            "queueName": queue,
+            "priority": priority,
+            "podSets": [{"name": "main", "count": 1, "template": {"spec": {"containers": [container]}}}],
+        },
+    }
+
+
 def cluster_queue(name: str, cpu: str, cohort: str | None = None) -> Obj:
     spec: Obj = {
         "namespaceSelector": {},

@@ -9,7 +9,10 @@ Retries follow those types: a temporary error is resent with exponential backoff
 merge patches, replaces and deletes are idempotent; creates and JSON patches are resent only
 when the server cannot have acted), up to :class:`RetryPolicy` ``attempts``; permanent errors
 are raised at once; conflicts are retried by :meth:`AsyncKube.update` from a fresh read
-(:mod:`codeflare.kube.retry` holds the policy).
+(:mod:`codeflare.kube.retry` holds the policy). With a ``rate_limit`` (client-go's QPS/Burst token
+bucket, :mod:`codeflare.kube.ratelimit`) every request waits for its token before it is sent:
+each send of a request (a resend too), each discovery read, each watch it opens; a list that the
+library pages through counts once.
 """
 
 from __future__ import annotations
@@ -28,6 +31,7 @@ from codeflare.k8s.types import Obj
 from codeflare.kube import errors
 from codeflare.kube.config import Connection
 from codeflare.kube.kinds import Kind
+from codeflare.kube.ratelimit import TokenBucket
 from codeflare.kube.retry import RetryPolicy, send_with_retries, transport_error
 
 log = logging.getLogger(__name__)
@@ -58,6 +62,7 @@ class AsyncKube:
         field_manager: str = "codeflare",
         timeout: float = 30.0,
         retry: RetryPolicy | None = None,
+        rate_limit: TokenBucket | None = None,
     ) -> None:
         import httpx2
         from lightkube import AsyncClient
@@ -66,6 +71,7 @@ class AsyncKube:
         self.namespace = connection.namespace
         self.field_manager = field_manager
         self.retry = retry or RetryPolicy()
+        self.rate_limit = rate_limit  # None: unlimited; may be set later (the operator, once configured)
         self._client = AsyncClient(
             connection.config,
             namespace=connection.namespace,
@@ -96,10 +102,15 @@ class AsyncKube:
         """``send()`` with lightkube's and httpx's failures mapped to :mod:`errors`, and retried."""
 
         async def once() -> T:
+            await self._throttle()
             return await _send_once(kind, name, namespace, send)
 
         what = f"{kind.kind} {kind.ref(name, namespace)}" if name else kind.kind
         return await send_with_retries(once, self.retry, idempotent=idempotent, what=what)
+
+    async def _throttle(self) -> None:
+        if self.rate_limit is not None:
+            await self.rate_limit.acquire()
 
     def _ns(self, kind: Kind, namespace: str | None) -> str | None:
         if not kind.namespaced:
@@ -112,6 +123,7 @@ class AsyncKube:
         http: Any = self._client._client._client  # lightkube's httpx client, carrying our credentials
 
         async def once() -> Obj:
+            await self._throttle()
             try:
                 response = await http.get(path)
             except Exception as exc:
@@ -195,6 +207,7 @@ class AsyncKube:
         from lightkube.types import on_error_raise
 
         ns = ALL_NAMESPACES if namespace is None and kind.namespaced else namespace
+        await self._throttle()
         stream = self._client.watch(
             kind.lightkube(),
             namespace=ns,
@@ -430,6 +443,7 @@ class Kube:
         field_manager: str = "codeflare",
         timeout: float = 30.0,
         retry: RetryPolicy | None = None,
+        rate_limit: TokenBucket | None = None,
     ) -> None:
         self.connection = connection
         self.namespace = connection.namespace
@@ -438,7 +452,9 @@ class Kube:
         self._thread.start()
 
         async def make() -> AsyncKube:  # built on the loop that will use it
-            return AsyncKube(connection, field_manager=field_manager, timeout=timeout, retry=retry)
+            return AsyncKube(
+                connection, field_manager=field_manager, timeout=timeout, retry=retry, rate_limit=rate_limit
+            )
 
         self._async = self._run(make())
 

@@ -22,7 +22,8 @@ from typing import Any
 
 from codeflare.kube.client import AsyncKube
 from codeflare.kube.config import Connection
-from codeflare.operator.config import CONFIGMAP_NAME, ConfigError
+from codeflare.kube.ratelimit import TokenBucket
+from codeflare.operator.config import CONFIGMAP_NAME, ConfigError, OperatorConfig
 from codeflare.operator.config_loader import load_config, watch_for_change
 from codeflare.operator.context import OperatorContext
 from codeflare.operator.events import EventRecorder
@@ -55,6 +56,7 @@ async def run_operator(
                 "\n".join(exc.problems),
             )
             return EXIT_CONFIG
+        kube.rate_limit = client_rate_limit(config)
         ctx = OperatorContext(config, connection, kube, namespace, EventRecorder(kube), OperatorMetrics())
         ctx.mark_ready("leader", not config.leader_election.leader_elect)
         runners = await start_probes(ctx)
@@ -87,6 +89,14 @@ async def run_operator(
         return status
     finally:
         await kube.aclose()
+
+
+def client_rate_limit(config: OperatorConfig) -> TokenBucket:
+    """``clientConnection.qps``/``burst``: the token bucket every request of the operator's client
+    waits on from the moment the configuration is read (its informers, writes, events, lease)."""
+    limits = config.client_connection
+    log.info("API client rate limit: qps %g, burst %d", limits.qps, limits.burst)
+    return TokenBucket(limits.qps, limits.burst)
 
 
 async def _named(coro: Awaitable[Any]) -> Any:

@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import json
 import threading
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -38,6 +39,7 @@ class Received:
     path: str
     query: dict[str, str]
     body: Any
+    at: float = field(default=0.0, compare=False)  # time.monotonic() when the server read it
 
 
 def status_answer(code: int, reason: str = "", message: str = "", **details: Any) -> Answer:
@@ -99,7 +101,9 @@ class ScriptedAPI:
             body = json.loads(raw) if raw else None
         except ValueError:
             body = raw.decode(errors="replace")
-        self.received.append(Received(request.method, request.path, dict(request.query), body))
+        self.received.append(
+            Received(request.method, request.path, dict(request.query), body, time.monotonic())
+        )
         answer = self._next(request.method, request.path)
         if isinstance(answer.body, list):
             text = "".join(json.dumps(event) + "\n" for event in answer.body)
