@@ -40,7 +40,8 @@ class TokenBucket:
             self._tokens = min(float(self.burst), self._tokens + (now - self._last) * self.qps)
         self._last = now
         self._tokens -= 1.0
-        return 0.0 if self._tokens >= 0 else -self._tokens / self.qps
+        # a deficit of a rounding error is no deficit (x/time/rate fixed the same, golang/go#34861)
+        return 0.0 if self._tokens > -1e-9 else -self._tokens / self.qps
 
     async def acquire(self) -> None:
         """Wait (asyncio) until this caller's token is due."""
