@@ -21,6 +21,9 @@ WORKLOAD_PRIORITY_CLASS_SOURCE = "kueue.x-k8s.io/workloadpriorityclass"
 """Workload ``spec.priorityClassSource`` when the priority came from a WorkloadPriorityClass."""
 POD_PRIORITY_CLASS_SOURCE = "scheduling.k8s.io/priorityclass"
 """Workload ``spec.priorityClassSource`` when the priority came from a pod PriorityClass."""
+RESOURCE_IN_USE_FINALIZER = "kueue.x-k8s.io/resource-in-use"
+"""On a ClusterQueue (while it has admitted workloads) or a ResourceFlavor (while a ClusterQueue
+names it): deletion waits until nothing uses it."""
 
 # -- AppWrapper (workload.codeflare.dev) ------------------------------------------------------------
 APPWRAPPER_LABEL = "workload.codeflare.dev/appwrapper"

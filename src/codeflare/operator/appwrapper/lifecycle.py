@@ -452,8 +452,10 @@ def component_outcome(obj: Mapping[str, Any]) -> tuple[str | None, str]:
         return ("ready", "") if state == "ready" else (None, "")
     if kind == "RayJob":
         deployment = status.get("jobDeploymentStatus")
-        if deployment == "Complete":
+        if deployment == "Complete" and status.get("jobStatus") == "SUCCEEDED":
             return "succeeded", ""
+        if deployment == "Complete":  # KubeRay completes the deployment of a FAILED or STOPPED job too
+            return "failed", str(status.get("message") or status.get("jobStatus") or "")
         if deployment == "Failed":
             return "failed", str(status.get("message") or status.get("reason") or "")
         return None, ""

@@ -93,7 +93,8 @@ def cluster_queue(obj: Obj) -> ClusterQueue:
         resource_groups=tuple(groups),
         cohort=spec.get("cohort") or None,
         queueing_strategy=spec.get("queueingStrategy") or "BestEffortFIFO",
-        namespace_selector=label_selector(selector if selector is not None else {}),
+        # Kueue: a null namespaceSelector selects no namespace, {} selects all of them
+        namespace_selector=label_selector(selector),
         preemption=Preemption(
             within_cluster_queue=preemption.get("withinClusterQueue") or "Never",
             reclaim_within_cohort=preemption.get("reclaimWithinCohort") or "Never",
@@ -104,8 +105,22 @@ def cluster_queue(obj: Obj) -> ClusterQueue:
         flavor_fungibility=FlavorFungibility(
             fungibility.get("whenCanBorrow") or "Borrow", fungibility.get("whenCanPreempt") or "TryNextFlavor"
         ),
-        stop_policy=spec.get("stopPolicy") or "None",
+        stop_policy=_stop_policy(obj),
     )
+
+
+def _stop_policy(obj: Obj) -> Any:
+    """``spec.stopPolicy``; a terminating ClusterQueue admits nothing new either (Kueue's
+    cache marks it terminating), which Hold expresses to the engine."""
+    policy = str((obj.get("spec") or {}).get("stopPolicy") or "None")
+    if (obj.get("metadata") or {}).get("deletionTimestamp") and policy == "None":
+        return "Hold"
+    return policy
+
+
+def local_queue_stop_policy(obj: Obj) -> str:
+    """A LocalQueue's ``spec.stopPolicy`` (None, Hold, HoldAndDrain)."""
+    return str((obj.get("spec") or {}).get("stopPolicy") or "None")
 
 
 def local_queue(obj: Obj) -> LocalQueue:

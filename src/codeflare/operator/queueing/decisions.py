@@ -23,7 +23,8 @@ from codeflare.k8s.timestamps import epoch_seconds, format_rfc3339
 from codeflare.k8s.types import Obj
 from codeflare.kube import errors, kinds
 from codeflare.operator.context import OperatorContext
-from codeflare.operator.queueing import jobs, status
+from codeflare.operator.queueing import status
+from codeflare.operator.queueing.adapters import adapter_for
 from codeflare.operator.queueing.feeder import JobRef, QueueingState
 from codeflare.scheduling import Admission, PendingInfo, SchedulingResult
 
@@ -100,9 +101,13 @@ class DecisionWriter:
             raise failures[0]
         for preempted in result.preemptions:
             self.ctx.metrics.preemptions.labels(reason=preempted.reason).inc()
-            await self.evict(preempted.victim, "Preempted", preempted.message, now)
+            await self.evict(preempted.victim, status.PREEMPTED, preempted.message, now, preempted.reason)
         for eviction in result.evictions:
-            await self.evict(eviction.workload, eviction.reason, eviction.message, now)
+            reason, message = status.eviction_condition(eviction.reason, eviction.message)
+            await self.evict(eviction.workload, reason, message, now)
+        for key in sorted(state.to_drain):  # admitted in a LocalQueue stopped with HoldAndDrain
+            state.to_drain.discard(key)
+            await self.evict(key, *status.eviction_condition("LocalQueueStopped", ""), now)
         await self._write_reasons(result, now, limit)
 
     async def _write_reasons(self, result: SchedulingResult, now: str, limit: asyncio.Semaphore) -> None:
@@ -114,24 +119,27 @@ class DecisionWriter:
             if info is not None:
                 reasons.setdefault(key, self._explain(key, info))
         writes = []
-        for key, message in reasons.items():
+        for key, (reason, message) in reasons.items():
             if key in state.inflight:
                 continue
             cached = state.workload_obj(key)
-            if cached is None or status.pending_status(cached, message, now) is None:
+            if cached is None or status.pending_status(cached, message, now, reason) is None:
                 continue
-            writes.append(limited(limit, self.write_status(key, _pending_change(message, now))))
+            writes.append(limited(limit, self.write_status(key, _pending_change(message, now, reason))))
         for outcome in await asyncio.gather(*writes, return_exceptions=True):
             if isinstance(outcome, BaseException):
                 raise outcome
 
-    def _explain(self, key: str, info: PendingInfo) -> str:
-        """The engine's reason; when only node capacity is short, plus what scale-out says about it."""
+    def _explain(self, key: str, info: PendingInfo) -> tuple[str, str]:
+        """Kueue's reason and message; when only node capacity is short, plus what scale-out says."""
         cached = self.state.workload_obj(key) or {}
+        queue = (str((cached.get("metadata") or {}).get("namespace", "")),
+                 str((cached.get("spec") or {}).get("queueName", "")))
+        reason, message = status.pending_condition(info, cached, queue in self.state.stopped_local_queues)
         scale_out = find_condition(conditions_of(cached), "ScaleOut") if info.capacity_only else None
         if scale_out and scale_out.get("message"):
-            return f"{info.message}; {scale_out['message']}"
-        return info.message
+            return reason, f"{message}; {scale_out['message']}"
+        return reason, message
 
     async def admit(self, key: str, admission: Admission, now: str, now_seconds: float) -> None:
         state = self.state
@@ -155,9 +163,15 @@ class DecisionWriter:
         if owner is not None:
             self._mark_job(owner)
 
-    async def evict(self, key: str, reason: str, message: str, now: str) -> None:
+    async def evict(
+        self, key: str, reason: str, message: str, now: str, preemption_reason: str | None = None
+    ) -> None:
         self.state.inflight.discard(key)
-        written = await self.write_status(key, lambda cur: status.evicted_status(cur, reason, message, now))
+
+        def change(cur: Obj) -> Obj | None:
+            return status.evicted_status(cur, reason, message, now, preemption_reason=preemption_reason)
+
+        written = await self.write_status(key, change)
         log.info("evicted %s: %s", key, message)
         if written is not None:
             await self.ctx.events.record(
@@ -174,7 +188,7 @@ class DecisionWriter:
             job = state.informers[owner[0]].cache.get((owner[1], owner[2])) if owner else None
             if owner is None or job is None:
                 continue
-            step = status.pods_ready_step(wl, jobs.pods_ready(owner[0], job), now_seconds, timeout)
+            step = status.pods_ready_step(wl, adapter_for(owner[0]).pods_ready(job), now_seconds, timeout)
             key = f"{ns}/{name}"
             if step is status.PodsReadyStep.READY:
                 await self.write_status(key, _pods_ready_change(True, "PodsReady", "all pods are ready", now))
@@ -193,8 +207,8 @@ def _pods_ready_change(ready: bool, reason: str, message: str, now: str) -> Chan
     return change
 
 
-def _pending_change(message: str, now: str) -> Change:
+def _pending_change(message: str, now: str, reason: str) -> Change:
     def change(current: Obj) -> Obj | None:
-        return status.pending_status(current, message, now)
+        return status.pending_status(current, message, now, reason)
 
     return change

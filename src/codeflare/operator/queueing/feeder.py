@@ -16,6 +16,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from codeflare.api.podsets import pod_requests
 from codeflare.k8s.conditions import conditions_of, find_condition, is_condition_true
 from codeflare.k8s.constants import APPWRAPPER_LABEL, RAY_CLUSTER_LABEL
 from codeflare.k8s.quantity import format_milli, milli_value
@@ -24,7 +25,8 @@ from codeflare.kube import kinds
 from codeflare.kube.informer import Handler, Informer, SharedInformers
 from codeflare.kube.kinds import Kind
 from codeflare.operator.metrics import WatchProgress
-from codeflare.operator.queueing import convert, jobs
+from codeflare.operator.queueing import convert
+from codeflare.operator.queueing.adapters import QUEUED_KINDS
 from codeflare.scheduling import Admission, AdmissionEngine, workload_key
 
 log = logging.getLogger(__name__)
@@ -45,6 +47,10 @@ class QueueingState:
     needs_reason: set[str] = field(default_factory=set)  # pending and without QuotaReserved yet
     priorities: dict[str, int] = field(default_factory=dict)  # WorkloadPriorityClass values
     pod_priorities: dict[str, int] = field(default_factory=dict)  # scheduling.k8s.io PriorityClass
+    # LocalQueues with a stopPolicy (Hold, HoldAndDrain): out of the engine, as Kueue takes them
+    # out of its queue manager; and the admitted workloads a HoldAndDrain queue must evict.
+    stopped_local_queues: dict[tuple[str, str], str] = field(default_factory=dict)
+    to_drain: set[str] = field(default_factory=set)
 
     def workload_obj(self, key: str) -> Obj | None:
         namespace, _, name = key.partition("/")
@@ -54,7 +60,7 @@ class QueueingState:
         """The queued job a Workload stands for (its owner reference)."""
         for ref in (workload.get("metadata") or {}).get("ownerReferences") or []:
             kind = kinds.BY_API_KIND.get((ref.get("apiVersion", ""), ref.get("kind", "")))
-            if kind in jobs.QUEUED_KINDS:
+            if kind in QUEUED_KINDS:
                 return (kind, workload["metadata"].get("namespace", ""), ref.get("name", ""))
         return None
 
@@ -137,12 +143,31 @@ class EngineFeeder:
         self._wake()
 
     def _on_local_queue(self, event: str, obj: Obj, old: Obj | None) -> None:
-        meta = obj["metadata"]
-        if event == "DELETED":
-            self.engine.remove_local_queue(meta.get("namespace", ""), meta["name"])
+        meta, state = obj["metadata"], self.state
+        ref = (meta.get("namespace", ""), meta["name"])
+        policy = "None" if event == "DELETED" else convert.local_queue_stop_policy(obj)
+        if event == "DELETED" or policy != "None":
+            self.engine.remove_local_queue(*ref)
         else:
             self.engine.add_local_queue(convert.local_queue(obj))
+        if policy == "None":
+            state.stopped_local_queues.pop(ref, None)
+        else:
+            state.stopped_local_queues[ref] = policy
+        if policy == "HoldAndDrain":
+            for (ns, name), wl in state.informers[kinds.WORKLOAD].cache.items():
+                if ns == ref[0] and self._drains(wl):
+                    state.to_drain.add(workload_key(ns, name))
         self._wake()
+
+    def _drains(self, workload: Obj) -> bool:
+        """Whether an admitted, unfinished Workload sits in a HoldAndDrain LocalQueue."""
+        namespace = workload["metadata"].get("namespace", "")
+        queue = str((workload.get("spec") or {}).get("queueName", ""))
+        if self.state.stopped_local_queues.get((namespace, queue)) != "HoldAndDrain":
+            return False
+        admitted = bool((workload.get("status") or {}).get("admission"))
+        return admitted and not is_condition_true(conditions_of(workload), "Finished")
 
     def _on_namespace(self, event: str, obj: Obj, old: Obj | None) -> None:
         name = obj["metadata"]["name"]
@@ -187,7 +212,7 @@ class EngineFeeder:
                 continue
             if (pod.get("status") or {}).get("phase") in ("Succeeded", "Failed"):
                 continue
-            for name, value in jobs.pod_requests(pod).items():
+            for name, value in pod_requests(pod).items():
                 totals[name] = totals.get(name, 0) + milli_value(value)
         if totals == self._unmanaged.get(node_name, {}):
             return
@@ -212,6 +237,7 @@ class EngineFeeder:
         if event == "DELETED" or is_condition_true(conditions_of(obj), "Finished"):
             self.engine.remove_workload(key)
             state.inflight.discard(key)
+            state.to_drain.discard(key)
         else:
             workload = convert.workload(obj, state.priorities)
             if workload.admission is None and key in state.inflight:
@@ -220,6 +246,8 @@ class EngineFeeder:
             elif workload.admission is not None:
                 state.inflight.discard(key)
             self.engine.add_workload(workload)
+            if self._drains(obj):
+                state.to_drain.add(key)
         self._wake()
 
 

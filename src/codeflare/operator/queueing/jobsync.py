@@ -19,7 +19,13 @@ from dataclasses import dataclass
 from typing import Any
 
 from codeflare.k8s.conditions import conditions_of, is_condition_true
-from codeflare.k8s.constants import DEFAULT_QUEUE_ANNOTATION, POD_PRIORITY_CLASS_SOURCE, QUEUE_NAME_LABEL
+from codeflare.k8s.constants import (
+    DEFAULT_QUEUE_ANNOTATION,
+    JOB_UID_LABEL,
+    POD_PRIORITY_CLASS_SOURCE,
+    QUEUE_NAME_LABEL,
+    WORKLOAD_PRIORITY_CLASS_SOURCE,
+)
 from codeflare.k8s.timestamps import format_rfc3339
 from codeflare.k8s.types import Obj
 from codeflare.kube import errors, kinds
@@ -27,7 +33,7 @@ from codeflare.kube.informer import SharedInformers
 from codeflare.kube.kinds import Kind
 from codeflare.operator.context import OperatorContext
 from codeflare.operator.metrics import WatchProgress
-from codeflare.operator.queueing import convert, jobs, status
+from codeflare.operator.queueing import adapters, convert, jobs, status
 from codeflare.operator.queueing.decisions import WRITE_CONCURRENCY, DecisionWriter, limited
 from codeflare.operator.queueing.feeder import JobRef, QueueingState
 from codeflare.scheduling import Admission, workload_key
@@ -43,21 +49,23 @@ class JobStep(enum.Enum):
     LABEL_QUEUE = "label the job with the namespace's default queue"
     QUEUE = "create the job's Workload"
     FINISH = "mark the Workload finished"
+    SUSPEND = "suspend the job and restore its pod sets: its Workload has no admission"
     RESIZE = "update the Workload's pod sets"
     UNSUSPEND = "run the admitted job"
-    SUSPEND = "suspend the job: its Workload has no admission"
+    RETARGET = "follow the suspended job's queue or priority-class label on its Workload"
 
 
 @dataclass(frozen=True)
 class JobDecision:
     step: JobStep
-    queue: str = ""  # LABEL_QUEUE: the default queue
+    queue: str = ""  # LABEL_QUEUE: the default queue; RETARGET: the queue label
     suspend_first: bool = False  # QUEUE: the job runs without a Workload
     succeeded: bool = True  # FINISH
     message: str = ""  # FINISH: how the job ended
     pod_sets: tuple[Obj, ...] = ()  # RESIZE: the Workload's new spec.podSets
     evict: bool = False  # RESIZE: the Workload is admitted and must be requeued with the new size
     admission: Admission | None = None  # UNSUSPEND
+    priority_class: str | None = None  # RETARGET: the priority-class label (None: removed)
 
 
 NOTHING = JobDecision(JobStep.NOTHING)
@@ -75,31 +83,51 @@ def decide_job(
 
     ``assumed`` is an admission decided and still being written; the job is only unsuspended on
     an admission the API holds (one in flight may yet fail to be written), but it is not
-    suspended while one is in flight either.
+    suspended while one is in flight either. A job running without an admission is suspended
+    (and its pod sets restored) before anything else, as Kueue's reconciler stops an evicted
+    job before it looks at its shape.
     """
+    adapter = adapters.adapter_for(kind)
     if job is None or (job.get("metadata") or {}).get("deletionTimestamp"):
         return NOTHING
     if jobs.owned_by_queued_job(job):
         return NOTHING  # a child of a RayJob or AppWrapper: admitted with its parent, never queued itself
     if jobs.queue_name(job) is None:
-        fresh = not job.get("status") or jobs.is_suspended(job)
+        fresh = not job.get("status") or adapter.is_suspended(job)
         if default_queue is None or not fresh:
             return NOTHING
         return JobDecision(JobStep.LABEL_QUEUE, queue=default_queue)
-    done, succeeded, message = jobs.finished(kind, job)
+    ended = adapter.finished(job)
     if workload is None:
-        return NOTHING if done else JobDecision(JobStep.QUEUE, suspend_first=not jobs.is_suspended(job))
-    if done:
-        return JobDecision(JobStep.FINISH, succeeded=succeeded, message=message)
+        if ended.done:
+            return NOTHING
+        return JobDecision(JobStep.QUEUE, suspend_first=not adapter.is_suspended(job))
+    if ended.done:
+        return JobDecision(JobStep.FINISH, succeeded=ended.success, message=ended.message)
     written = convert.admission_of(workload)
     admission = written or assumed
-    wanted = jobs.workload_pod_sets(kind, job)
-    if wanted != (workload.get("spec") or {}).get("podSets"):
-        return JobDecision(JobStep.RESIZE, pod_sets=tuple(wanted), evict=admission is not None)
-    if written is not None and jobs.is_suspended(job):
-        return JobDecision(JobStep.UNSUSPEND, admission=written)
-    if admission is None and not jobs.is_suspended(job):
+    if admission is None and not adapter.is_suspended(job):
         return JobDecision(JobStep.SUSPEND)
+    wanted = jobs.workload_pod_sets(kind, job)
+    current = (workload.get("spec") or {}).get("podSets") or []
+    if not (jobs.same_shape(wanted, current) if admission else wanted == current):
+        return JobDecision(JobStep.RESIZE, pod_sets=tuple(wanted), evict=admission is not None)
+    if written is not None and adapter.is_suspended(job):
+        return JobDecision(JobStep.UNSUSPEND, admission=written)
+    if admission is None:
+        return _retarget(job, workload)
+    return NOTHING
+
+
+def _retarget(job: Obj, workload: Obj) -> JobDecision:
+    """A suspended, unadmitted job whose queue or WorkloadPriorityClass label changed (Kueue's
+    jobframework reconciler updates the Workload's queueName, and its priority only where it
+    came from a WorkloadPriorityClass)."""
+    spec = workload.get("spec") or {}
+    queue, priority_class = jobs.queue_name(job) or "", jobs.priority_class(job)
+    from_label = spec.get("priorityClassSource") == WORKLOAD_PRIORITY_CLASS_SOURCE
+    if spec.get("queueName", "") != queue or (from_label and spec.get("priorityClassName") != priority_class):
+        return JobDecision(JobStep.RETARGET, queue=queue, priority_class=priority_class)
     return NOTHING
 
 
@@ -116,7 +144,7 @@ class JobSync:
         self._workload_of_job: dict[str, str] = {}  # job uid -> workload key
 
     def subscribe(self, informers: SharedInformers) -> None:
-        for kind in jobs.QUEUED_KINDS:
+        for kind in adapters.QUEUED_KINDS:
             self.state.informers[kind] = informers.subscribe(kind, self._job_handler(kind))
         self.state.informers[kinds.WORKLOAD] = informers.subscribe(kinds.WORKLOAD, self._on_workload)
         self.state.informers[kinds.LOCAL_QUEUE] = informers.subscribe(kinds.LOCAL_QUEUE, self._on_local_queue)
@@ -139,7 +167,7 @@ class JobSync:
 
     def _on_workload(self, event: str, obj: Obj, old: Obj | None) -> None:
         meta = obj["metadata"]
-        job_uid = (meta.get("labels") or {}).get(jobs.JOB_UID_LABEL)
+        job_uid = (meta.get("labels") or {}).get(JOB_UID_LABEL)
         if job_uid and event == "DELETED":
             self._workload_of_job.pop(job_uid, None)
         elif job_uid and not _finished(obj):
@@ -153,7 +181,7 @@ class JobSync:
         namespace = obj["metadata"].get("namespace", "")
         touched = [
             (kind, namespace, name)
-            for kind in jobs.QUEUED_KINDS
+            for kind in adapters.QUEUED_KINDS
             for ns, name in list(self.state.informers[kind].cache)
             if ns == namespace
         ]
@@ -189,7 +217,9 @@ class JobSync:
             self.ctx.metrics.reconciled(CONTROLLER)
 
     def _default_queue(self, kind: Kind, namespace: str) -> str | None:
-        configured = jobs.configured_default_queue(kind, self.ctx.config.appwrapper.default_queue_name)
+        configured = adapters.adapter_for(kind).configured_default_queue(
+            self.ctx.config.appwrapper.default_queue_name
+        )
         if configured:
             return configured
         for (ns, name), lq in self.state.informers[kinds.LOCAL_QUEUE].cache.items():
@@ -213,23 +243,38 @@ class JobSync:
 
     async def _act(self, kind: Kind, job: Obj, workload: Obj | None, decision: JobDecision) -> None:
         step, meta = decision.step, job["metadata"]
+        adapter = adapters.adapter_for(kind)
         if step is JobStep.LABEL_QUEUE:
             labels = {"metadata": {"labels": {QUEUE_NAME_LABEL: decision.queue}}}
             await self.ctx.kube.patch(kind, meta["name"], labels, meta.get("namespace"))
         elif step is JobStep.QUEUE:
             if decision.suspend_first:
                 message = "suspended until its Workload is admitted"
-                await self._set_job(kind, jobs.suspended_job(kind, job), "Suspended", message)
+                await self._set_job(kind, adapter.suspend(job), "Suspended", message)
             await self._create_workload(kind, job)
         elif step is JobStep.UNSUSPEND and decision.admission is not None:
-            admitted = jobs.admitted_job(kind, job, self._assignments(decision.admission))
+            infos = adapters.infos_for(self._assignments(decision.admission))
+            admitted = adapter.run_with_pod_set_infos(job, infos)
             message = f"admitted in ClusterQueue {decision.admission.cluster_queue}"
             await self._set_job(kind, admitted, "Admitted", message)
-        elif step is JobStep.SUSPEND:
-            message = "suspended: its Workload has no admission"
-            await self._set_job(kind, jobs.suspended_job(kind, job), "Suspended", message)
+        elif step is JobStep.SUSPEND and workload is not None:
+            originals = adapters.original_infos(workload)
+            stopped = adapter.restore_pod_set_infos(adapter.suspend(job), originals)
+            await self._set_job(kind, stopped, "Suspended", "suspended: its Workload has no admission")
+        elif step is JobStep.RETARGET and workload is not None:
+            await self._retarget(kind, job, workload, decision)
         elif workload is not None:
             await self._write_workload(workload, decision)
+
+    async def _retarget(self, kind: Kind, job: Obj, workload: Obj, decision: JobDecision) -> None:
+        meta = workload["metadata"]
+        spec: Obj = {"queueName": decision.queue}
+        if (workload.get("spec") or {}).get("priorityClassSource") == WORKLOAD_PRIORITY_CLASS_SOURCE:
+            priority, name, source = self._priority(kind, job)
+            spec.update(priority=priority, priorityClassName=name)
+            spec["priorityClassSource"] = source if name else None
+        await self.ctx.kube.patch(kinds.WORKLOAD, meta["name"], {"spec": spec}, meta.get("namespace"))
+        log.info("Workload %s/%s follows its job: %s", meta.get("namespace"), meta["name"], spec)
 
     async def _write_workload(self, workload: Obj, decision: JobDecision) -> None:
         meta = workload["metadata"]
@@ -264,7 +309,7 @@ class JobSync:
 
     async def _set_job(self, kind: Kind, new: Obj, reason: str, message: str) -> None:
         meta = new["metadata"]
-        patch = jobs.suspend_patch(kind, new)
+        patch = adapters.adapter_for(kind).write_patch(new)
         if patch is not None:
             await self.ctx.kube.patch(kind, meta["name"], patch, meta.get("namespace"))
         else:
@@ -272,14 +317,18 @@ class JobSync:
         log.info("%s: %s", kind.ref(meta["name"], meta.get("namespace")), message)
         await self.ctx.events.record(new, reason, message)
 
+    def _priority(self, kind: Kind, job: Obj) -> tuple[int, str | None, str]:
+        """(priority, class name, source): the WorkloadPriorityClass label's, else the pods' class."""
+        label = jobs.priority_class(job)
+        if label:
+            return self.state.priorities.get(label, 0), label, WORKLOAD_PRIORITY_CLASS_SOURCE
+        pod_pc = jobs.pod_priority_class(kind, job)
+        priority = self.state.pod_priorities.get(pod_pc, 0) if pod_pc else 0
+        return priority, pod_pc, POD_PRIORITY_CLASS_SOURCE
+
     async def _create_workload(self, kind: Kind, job: Obj) -> None:
-        pc = jobs.priority_class(job)
-        if pc:
-            manifest = jobs.workload_for(kind, job, self.state.priorities.get(pc, 0), pc)
-        else:
-            pod_pc = jobs.pod_priority_class(kind, job)
-            priority = self.state.pod_priorities.get(pod_pc, 0) if pod_pc else 0
-            manifest = jobs.workload_for(kind, job, priority, pod_pc, POD_PRIORITY_CLASS_SOURCE)
+        priority, name, source = self._priority(kind, job)
+        manifest = jobs.workload_for(kind, job, priority, name, source)
         try:
             created = await self.ctx.kube.create(kinds.WORKLOAD, manifest)
         except errors.AlreadyExists:

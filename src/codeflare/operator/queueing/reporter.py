@@ -4,8 +4,9 @@
 LocalQueue, and each LocalQueue's admitted usage per (flavor, resource), from the Workload and
 LocalQueue caches. :class:`QueueStatusReporter` writes the statuses computed by
 :mod:`status` (only where they changed; ClusterQueue usage comes from the engine, which charges
-admissions before they are written) and sets the ``codeflare_workloads`` gauges. It decides no
-admission and writes no Workload.
+admissions before they are written), the ``resource-in-use`` finalizers decided by
+:mod:`finalizers`, and sets the ``codeflare_workloads`` gauges. It decides no admission and
+writes no Workload.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from codeflare.k8s.types import Obj
 from codeflare.kube import errors, kinds
 from codeflare.kube.kinds import Kind
 from codeflare.operator.context import OperatorContext
-from codeflare.operator.queueing import convert, status
+from codeflare.operator.queueing import convert, finalizers, status
 from codeflare.operator.queueing.feeder import QueueingState
 
 QueueRef = tuple[str, str]  # LocalQueue (namespace, name)
@@ -98,7 +99,15 @@ class QueueStatusReporter:
             )
             if new is not None:
                 await self._patch_status(kinds.CLUSTER_QUEUE, name, None, new)
-        cq_names = {name for _, name in informers[kinds.CLUSTER_QUEUE].cache}
+            in_use = admitted > 0 or any(self.state.engine.usage(name).values())
+            await self._finalize(kinds.CLUSTER_QUEUE, cq, in_use)
+        used = finalizers.flavors_in_use(list(informers[kinds.CLUSTER_QUEUE].cache.values()))
+        for (_, name), flavor in list(informers[kinds.RESOURCE_FLAVOR].cache.items()):
+            await self._finalize(kinds.RESOURCE_FLAVOR, flavor, name in used)
+        cq_active = {
+            name: status.cluster_queue_active(cq, flavors)[0] == "True"
+            for (_, name), cq in informers[kinds.CLUSTER_QUEUE].cache.items()
+        }
         for (ns, name), lq in list(informers[kinds.LOCAL_QUEUE].cache.items()):
             pending, admitted = counts.of_local_queue((ns, name))
             new = status.local_queue_status(
@@ -106,11 +115,20 @@ class QueueStatusReporter:
                 pending=pending,
                 admitted=admitted,
                 usage=counts.local_usage.get((ns, name), {}),
-                cluster_queue_exists=cluster_queue_of.get((ns, name)) in cq_names,
+                cluster_queue_active=cq_active.get(cluster_queue_of.get((ns, name), "")),
                 now=now,
             )
             if new is not None:
                 await self._patch_status(kinds.LOCAL_QUEUE, name, ns, new)
+
+    async def _finalize(self, kind: Kind, obj: Obj, in_use: bool) -> None:
+        new = finalizers.finalizers_change(obj, in_use)
+        if new is None:
+            return
+        meta = obj["metadata"]
+        body = {"metadata": {"finalizers": new, "resourceVersion": meta.get("resourceVersion")}}
+        with contextlib.suppress(errors.NotFound):
+            await self.ctx.kube.patch(kind, meta["name"], body, meta.get("namespace"))
 
     async def _patch_status(self, kind: Kind, name: str, namespace: str | None, new: Obj) -> None:
         with contextlib.suppress(errors.NotFound):

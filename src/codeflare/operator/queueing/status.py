@@ -16,7 +16,18 @@ from codeflare.k8s.quantity import Quantity
 from codeflare.k8s.timestamps import epoch_seconds
 from codeflare.k8s.types import Obj
 from codeflare.operator.queueing.convert import admission_status
-from codeflare.scheduling import Admission
+from codeflare.scheduling import Admission, PendingInfo
+
+PENDING = "Pending"  # QuotaReserved=False: the scheduler looked and it does not fit (yet)
+INADMISSIBLE = "Inadmissible"  # QuotaReserved=False: no queue can take it as things are
+PREEMPTED = "Preempted"
+# The engine's eviction reasons -> Kueue's Evicted reason and message (pkg/workload, and
+# pkg/controller/core/workload_controller.go for the stopped queues).
+KUEUE_EVICTIONS = {
+    "InactiveWorkload": ("Deactivated", "The workload is deactivated"),
+    "ClusterQueueStopped": ("ClusterQueueStopped", "The ClusterQueue is stopped"),
+    "LocalQueueStopped": ("LocalQueueStopped", "The LocalQueue is stopped"),
+}
 
 
 def admitted_status(obj: Obj, admission: Admission, now: str) -> Obj | None:
@@ -36,10 +47,15 @@ def admitted_status(obj: Obj, admission: Admission, now: str) -> Obj | None:
     return status
 
 
-def pending_status(obj: Obj, message: str, now: str, reason: str = "Pending") -> Obj | None:
-    """QuotaReserved=False with the engine's reason, verbatim."""
+def pending_status(obj: Obj, message: str, now: str, reason: str = PENDING) -> Obj | None:
+    """QuotaReserved=False with ``reason`` (Kueue's "Pending" or "Inadmissible") and ``message``."""
     current = find_condition(conditions_of(obj), "QuotaReserved")
-    if current is not None and current.get("status") == "False" and current.get("message") == message:
+    if (
+        current is not None
+        and current.get("status") == "False"
+        and current.get("message") == message
+        and current.get("reason") == reason
+    ):
         return None
     status = copy.deepcopy(obj.get("status") or {})
     conds = conditions_of(obj)
@@ -48,21 +64,60 @@ def pending_status(obj: Obj, message: str, now: str, reason: str = "Pending") ->
     return status
 
 
+def pending_condition(info: PendingInfo, workload: Obj, stopped_local_queue: bool) -> tuple[str, str]:
+    """(reason, message) of QuotaReserved=False for a pending workload, as Kueue v0.14 words them.
+
+    Missing or stopped queues are Kueue's workload controller's "Inadmissible" (with its fixed
+    messages, pkg/controller/core/workload_controller.go); whatever the scheduler examined is
+    "Pending" with the engine's reason (pkg/scheduler/scheduler.go), the namespace selector's
+    included, whose message is Kueue's too.
+    """
+    queue = str((workload.get("spec") or {}).get("queueName", ""))
+    cluster_queue = info.cluster_queue or ""
+    if info.kind == "NoLocalQueue":
+        if stopped_local_queue:
+            return INADMISSIBLE, f"LocalQueue {queue} is inactive"
+        return INADMISSIBLE, f"LocalQueue {queue} doesn't exist"
+    if info.kind == "NoClusterQueue":
+        return INADMISSIBLE, f"ClusterQueue {cluster_queue} doesn't exist"
+    if info.kind in ("ClusterQueueStopped", "ClusterQueueInactive"):
+        return INADMISSIBLE, f"ClusterQueue {cluster_queue} is inactive"
+    if info.kind == "NamespaceNotSelected":
+        return PENDING, "Workload namespace doesn't match ClusterQueue selector"
+    return PENDING, info.message
+
+
+def eviction_condition(reason: str, message: str) -> tuple[str, str]:
+    """Kueue's Evicted reason and fixed message for the engine's eviction reasons."""
+    return KUEUE_EVICTIONS.get(reason, (reason, message))
+
+
 def evicted_status(
-    obj: Obj, reason: str, message: str, now: str, requeue_at: str | None = None
+    obj: Obj,
+    reason: str,
+    message: str,
+    now: str,
+    requeue_at: str | None = None,
+    preemption_reason: str | None = None,
 ) -> Obj | None:
-    """Admission withdrawn (preempted, queue stopped, deactivated, resized): the job will be suspended."""
+    """Admission withdrawn (preempted, queue stopped, deactivated, resized): the job will be suspended.
+
+    As Kueue's jobframework leaves it once the job is stopped: Evicted=True with ``reason``,
+    QuotaReserved=False "Pending" with the same message, Requeued True only after a preemption
+    (kueue pkg/controller/jobframework/reconciler.go, "handle eviction"), Preempted=True with the
+    preemption's own reason (InClusterQueue, InCohortReclamation, ...).
+    """
     if not (obj.get("status") or {}).get("admission"):
         return None
     status = copy.deepcopy(obj.get("status") or {})
     status.pop("admission", None)
     conds = conditions_of(obj)
     set_condition(conds, "Evicted", "True", reason, message, now)
-    set_condition(conds, "QuotaReserved", "False", reason, message, now)
-    set_condition(conds, "Admitted", "False", reason, message, now)
-    if reason == "Preempted":
-        set_condition(conds, "Preempted", "True", "Preempted", message, now)
-    set_condition(conds, "Requeued", "True", reason, "Requeued after eviction", now)
+    set_condition(conds, "QuotaReserved", "False", PENDING, message, now)
+    set_condition(conds, "Admitted", "False", "NoReservation", "The workload has no reservation", now)
+    if reason == PREEMPTED:
+        set_condition(conds, "Preempted", "True", preemption_reason or PREEMPTED, message, now)
+    set_condition(conds, "Requeued", reason == PREEMPTED, reason, message, now)
     status["conditions"] = conds
     requeue = dict(status.get("requeueState") or {})
     requeue["count"] = int(requeue.get("count") or 0) + 1
@@ -135,6 +190,26 @@ def _flavor_usage(usage: dict[tuple[str, str], Quantity]) -> list[Obj]:
     return [{"name": flavor, "resources": resources} for flavor, resources in sorted(by_flavor.items())]
 
 
+def cluster_queue_active(obj: Obj, flavors_known: Iterable[str]) -> tuple[str, str, str]:
+    """The ClusterQueue's Active condition (status, reason, message) as Kueue's cache words it
+    (pkg/cache/scheduler/clusterqueue.go, inactiveReason)."""
+    spec = obj.get("spec") or {}
+    if (obj.get("metadata") or {}).get("deletionTimestamp"):
+        return "False", "Terminating", "Can't admit new workloads; clusterQueue is terminating"
+    needed = {f.get("name") for g in spec.get("resourceGroups") or [] for f in g.get("flavors") or []}
+    missing = sorted(str(n) for n in needed - set(flavors_known))
+    reasons, messages = [], []
+    if (spec.get("stopPolicy") or "None") != "None":
+        reasons.append("Stopped")
+        messages.append("is stopped")
+    if missing:
+        reasons.append("FlavorNotFound")
+        messages.append(f"references missing ResourceFlavor(s): {','.join(missing)}")
+    if reasons:
+        return "False", reasons[0], f"Can't admit new workloads: {', '.join(messages)}."
+    return "True", "Ready", "Can admit new workloads"
+
+
 def cluster_queue_status(
     obj: Obj,
     *,
@@ -144,20 +219,7 @@ def cluster_queue_status(
     flavors_known: Iterable[str],
     now: str,
 ) -> Obj | None:
-    spec = obj.get("spec") or {}
-    needed = {f.get("name") for g in spec.get("resourceGroups") or [] for f in g.get("flavors") or []}
-    missing = sorted(str(n) for n in needed - set(flavors_known))
-    stop = spec.get("stopPolicy") or "None"
-    if missing:
-        active = (
-            "False",
-            "FlavorNotFound",
-            f"Can't admit new workloads: references missing ResourceFlavor(s): {', '.join(missing)}",
-        )
-    elif stop != "None":
-        active = ("False", "Stopped", f"Can't admit new workloads: ClusterQueue is stopped ({stop})")
-    else:
-        active = ("True", "Ready", "Can admit new workloads")
+    active = cluster_queue_active(obj, flavors_known)
     return _queue_status(obj, pending, admitted, usage, "flavorsUsage", active, now)
 
 
@@ -195,14 +257,20 @@ def local_queue_status(
     pending: int,
     admitted: int,
     usage: dict[tuple[str, str], Quantity],
-    cluster_queue_exists: bool,
+    cluster_queue_active: bool | None,
     now: str,
 ) -> Obj | None:
-    active = (
-        ("True", "Ready", "Can submit new workloads to localQueue")
-        if cluster_queue_exists
-        else ("False", "ClusterQueueDoesNotExist", "Can't submit new workloads to clusterQueue")
-    )
+    """LocalQueue status; ``cluster_queue_active`` None when its ClusterQueue does not exist
+    (Active as pkg/controller/core/localqueue_controller.go words it)."""
+    inactive = "Can't submit new workloads to clusterQueue"
+    if ((obj.get("spec") or {}).get("stopPolicy") or "None") != "None":
+        active = ("False", "Stopped", "LocalQueue is stopped")
+    elif cluster_queue_active is None:
+        active = ("False", "ClusterQueueDoesNotExist", inactive)
+    elif not cluster_queue_active:
+        active = ("False", "ClusterQueueIsInactive", inactive)
+    else:
+        active = ("True", "Ready", "Can submit new workloads to localQueue")
     return _queue_status(obj, pending, admitted, usage, "flavorUsage", active, now)
 
 

@@ -334,7 +334,16 @@ def test_component_outcomes() -> None:
     assert component_outcome(
         {"apiVersion": "ray.io/v1", "kind": "RayCluster", "status": {"state": "failed"}}
     )[0] == ("failed")
-    for deployment, outcome in (("Complete", "succeeded"), ("Failed", "failed"), ("Running", None)):
-        rayjob = {"apiVersion": "ray.io/v1", "kind": "RayJob", "status": {"jobDeploymentStatus": deployment}}
+    for deployment, job_status, outcome in (
+        ("Complete", "SUCCEEDED", "succeeded"),
+        ("Complete", "FAILED", "failed"),  # success from KubeRay's jobStatus, as Kueue's RayJob Finished()
+        ("Failed", "", "failed"),
+        ("Running", "RUNNING", None),
+    ):
+        rayjob = {
+            "apiVersion": "ray.io/v1",
+            "kind": "RayJob",
+            "status": {"jobDeploymentStatus": deployment, "jobStatus": job_status},
+        }
         assert component_outcome(rayjob)[0] == outcome
     assert component_outcome({"apiVersion": "apps/v1", "kind": "Deployment", "status": {}})[0] is None

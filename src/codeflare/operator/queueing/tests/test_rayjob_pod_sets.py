@@ -22,6 +22,7 @@ import pytest
 from codeflare.k8s.types import Obj
 from codeflare.kube import kinds
 from codeflare.operator.queueing import jobs
+from codeflare.operator.queueing.adapters import PodSetInfo, adapter_for
 
 REQUIRED_TOPOLOGY = {"kueue.x-k8s.io/podset-required-topology": "cloud.com/block"}
 PREFERRED_TOPOLOGY = {"kueue.x-k8s.io/podset-preferred-topology": "cloud.com/block"}
@@ -167,7 +168,7 @@ CASES: dict[str, tuple[Obj, list[tuple[str, int, Obj]]]] = {
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_pod_sets_as_kueue_counts_them(name: str) -> None:
     job, expected = CASES[name]
-    got = [(ps.name, ps.count, ps.template) for ps in jobs.pod_sets(kinds.RAYJOB, copy.deepcopy(job))]
+    got = [(ps.name, ps.count, ps.template) for ps in adapter_for(kinds.RAYJOB).pod_sets(copy.deepcopy(job))]
     assert got == expected
 
 
@@ -184,7 +185,7 @@ def test_default_submitter_uses_the_head_image_and_is_charged_kuberays_requests(
         }
     }
     job = rayjob([group("workers", "w", 2)], mode="K8sJobMode", head=head)
-    submitter = jobs.pod_sets(kinds.RAYJOB, job)[-1]
+    submitter = adapter_for(kinds.RAYJOB).pod_sets(job)[-1]
     assert submitter.template["spec"]["containers"][0]["image"] == "rayproject/ray:2.9"
     assert jobs.workload_pod_sets(kinds.RAYJOB, job)[-1] == {
         "name": "submitter",
@@ -200,14 +201,15 @@ def test_default_submitter_uses_the_head_image_and_is_charged_kuberays_requests(
 
 
 def test_admission_injects_flavors_into_a_submitter_template_only_where_the_job_has_one() -> None:
-    assignment = {"submitter": {"nodeSelector": {"pool": "cpu"}, "tolerations": []}}
-    default = jobs.admitted_job(kinds.RAYJOB, rayjob(TWO_GROUPS, mode="K8sJobMode"), assignment)
+    assignment = [PodSetInfo("submitter", {"pool": "cpu"})]
+    adapter = adapter_for(kinds.RAYJOB)
+    default = adapter.run_with_pod_set_infos(rayjob(TWO_GROUPS, mode="K8sJobMode"), assignment)
     assert "submitterPodTemplate" not in default["spec"] and default["spec"]["suspend"] is False
     custom = rayjob(TWO_GROUPS, mode="K8sJobMode", submitter=SUBMITTER_OVERRIDE)
-    admitted = jobs.admitted_job(kinds.RAYJOB, custom, assignment)
+    admitted = adapter.run_with_pod_set_infos(custom, assignment)
     assert admitted["spec"]["submitterPodTemplate"]["spec"]["nodeSelector"] == {"pool": "cpu"}
 
 
 def test_a_rayclusters_pod_sets_have_no_submitter() -> None:
     cluster = {"metadata": {"name": "c"}, "spec": rayjob(TWO_GROUPS, mode=None)["spec"]["rayClusterSpec"]}
-    assert [ps.name for ps in jobs.pod_sets(kinds.RAYCLUSTER, cluster)] == ["head", "group1", "group2"]
+    assert [ps.name for ps in adapter_for(kinds.RAYCLUSTER).pod_sets(cluster)] == ["head", "group1", "group2"]
