@@ -1,26 +1,38 @@
 """Flavor assignment: which flavor of each resource group a workload's pod sets would use.
 
-For each pod set and resource group, flavors are tried in the order the ClusterQueue lists
-them, honouring ``flavorFungibility`` (stop at a flavor that fits by borrowing, or that needs
-preemption, or try the next). The result says whether the workload fits now, could fit by
-preempting, or cannot fit, with the shortfalls that explain it. It changes no state and does
-not choose preemption victims.
+For each pod set and resource group, flavors are tried in the order the ClusterQueue lists them,
+as Kueue's flavor assigner does: a flavor whose taints the pod set does not tolerate, or whose
+node labels do not satisfy its node selector/affinity, is skipped (:mod:`placement`); the pods
+resource is charged (one per pod) when the queue covers ``pods``; each resource is graded fit,
+reclaim, preempt, preempt-without-candidates (asked of a preemption oracle) or no-fit, and
+``flavorFungibility`` says whether to stop at a flavor that needs borrowing or preemption or
+to try the next, the best graded flavor winning. The result says whether the workload fits
+now, could fit by preempting, or cannot fit, with structured shortfalls that explain it. It
+changes no state and does not choose preemption victims.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from codeflare.k8s.quantity import Quantity
 from codeflare.scheduling.capacity import NodeCapacity
-from codeflare.scheduling.model import Admission, ClusterQueue, PodSetAssignment, ResourceFlavor
+from codeflare.scheduling.model import Admission, PodSetAssignment, ResourceFlavor
+from codeflare.scheduling.placement import Placement, flavor_mismatch, label_keys
 from codeflare.scheduling.quota import CompiledQueue, FlavorResource, QuotaBook
 from codeflare.scheduling.results import Shortfall
 
-NO_FIT, PREEMPT, FIT = 0, 1, 2
+# grades, worst first (Kueue's preemptionMode): the representative mode of several is the worst
+NO_FIT, NO_CANDIDATES, PREEMPT, RECLAIM, FIT = 0, 1, 2, 3, 4
 
-PodSetShape = tuple[str, int, tuple[tuple[str, int], ...]]
+PodSetShape = tuple[str, int, tuple[tuple[str, int], ...], Placement | None]
 Shape = tuple[PodSetShape, ...]
+
+PreemptionOracle = Callable[[FlavorResource, int], tuple[int, bool]]
+"""(flavor-resource, quantity) -> (NO_CANDIDATES | PREEMPT | RECLAIM, borrows after preempting)."""
+
+PODS = "pods"
 
 
 @dataclass
@@ -34,7 +46,12 @@ class Assignment:
     usage: dict[FlavorResource, int] = field(default_factory=dict)
     shortfalls: tuple[Shortfall, ...] = ()
     not_covered: str | None = None
+    mismatches: tuple[str, ...] = ()  # flavors skipped for taints or node affinity (Kueue's words)
     workload: str | None = None  # whose view of node capacity (reserved nodes) was used
+
+    @property
+    def needs_preemption(self) -> bool:
+        return NO_FIT < self.mode < FIT
 
     def admission(self, now: float) -> Admission:
         """The Admission to record when this assignment is admitted at ``now``."""
@@ -74,66 +91,82 @@ class AssignmentContext:
         )  # fmt: skip
 
 
-def _may_preempt(spec: ClusterQueue, compiled: CompiledQueue, fr: FlavorResource, value: int) -> bool:
-    policy = spec.preemption
-    in_cohort = spec.cohort is not None
-    reclaim = in_cohort and policy.reclaim_within_cohort != "Never"
-    borrow = in_cohort and policy.borrow_within_cohort.policy != "Never"
-    if policy.within_cluster_queue == "Never" and not reclaim and not borrow:
-        return False
-    if value <= compiled.nominal[fr]:
-        return True
-    limit = compiled.borrowing_limit[fr]
-    return borrow and (limit is None or value <= compiled.nominal[fr] + limit)
+Grade = tuple[int, bool]  # (mode, not borrowing): larger is better
 
 
-def _try_flavor(
-    ctx: AssignmentContext,
-    compiled: CompiledQueue,
-    flavor: str,
-    requests: list[tuple[str, int]],
-    pending_usage: dict[FlavorResource, int],
-    workload: str | None,
-) -> tuple[int, bool, list[Shortfall]]:
+def _may_try_preemption(compiled: CompiledQueue, fr: FlavorResource, value: int) -> bool:
+    """Kueue's gate before simulating preemption: the request fits in nominal quota alone, or the
+    queue may preempt while borrowing."""
+    spec = compiled.spec
+    bwc = spec.cohort is not None and spec.preemption.borrow_within_cohort.policy != "Never"
+    return value <= compiled.nominal[fr] or bwc
+
+
+def _grade_resource(
+    ctx: AssignmentContext, compiled: CompiledQueue, fr: FlavorResource, value: int,
+    workload: str | None, oracle: PreemptionOracle | None,
+) -> tuple[Grade, Shortfall | None]:  # fmt: skip
     name = compiled.spec.name
-    mode, borrows, shortfalls = FIT, False, []
-    own = ctx.book.usage.get(name, {})
-    for resource, amount in requests:
-        fr = (flavor, resource)
-        if fr not in compiled.nominal:
-            shortfalls.append(Shortfall("quota", name, flavor, resource, amount, 0))
-            return NO_FIT, False, shortfalls
-        value = pending_usage.get(fr, 0) + amount
-        available = ctx.book.available(name, fr)
-        nominal = compiled.nominal[fr]
-        if own.get(fr, 0) + value > nominal:
-            borrows = True
-        if value <= available:
-            lack = ctx.capacity_shortfall(name, flavor, resource, value, workload)
-            if lack is not None:
-                shortfalls.append(lack)
-                mode = NO_FIT
-            continue
-        view = ctx.book.view(name, fr)
-        shortfalls.append(
-            Shortfall("quota", name, flavor, resource, value, view.available,
-                      nominal=view.nominal, borrowable=view.borrowable, in_use=view.in_use)
-        )  # fmt: skip
-        mode = min(mode, PREEMPT if _may_preempt(compiled.spec, compiled, fr, value) else NO_FIT)
-    return mode, borrows, shortfalls
+    book = ctx.book
+    if fr not in compiled.nominal:
+        return (NO_FIT, False), Shortfall("quota", name, fr[0], fr[1], value, 0)
+    own = book.usage.get(name, {}).get(fr, 0)
+    available = book.available(name, fr)
+    if value <= available:
+        lack = ctx.capacity_shortfall(name, fr[0], fr[1], value, workload)
+        if lack is not None:
+            return (NO_FIT, False), lack
+        return (FIT, own + value <= compiled.nominal[fr]), None
+    view = book.view(name, fr)
+    shortfall = Shortfall(
+        "quota", name, fr[0], fr[1], value, view.available,
+        nominal=view.nominal, borrowable=view.borrowable, in_use=view.in_use,
+    )  # fmt: skip
+    if value > book.potential_available(name, fr) or not _may_try_preemption(compiled, fr, value):
+        return (NO_FIT, False), shortfall
+    if oracle is None:
+        return (PREEMPT, value <= compiled.nominal[fr]), shortfall
+    mode, borrows = oracle(fr, value)
+    return (mode, not borrows), shortfall
+
+
+def _should_try_next(grade: Grade, compiled: CompiledQueue) -> bool:
+    mode, not_borrowing = grade
+    fungibility = compiled.spec.flavor_fungibility
+    if mode in (NO_FIT, NO_CANDIDATES):
+        return True
+    if mode in (PREEMPT, RECLAIM) and fungibility.when_can_preempt == "TryNextFlavor":
+        return True
+    return not not_borrowing and fungibility.when_can_borrow == "TryNextFlavor"
+
+
+def _per_pod(compiled: CompiledQueue, per_pod: tuple[tuple[str, int], ...]) -> list[tuple[str, int]]:
+    requests = list(per_pod)
+    if PODS in compiled.group_of and all(r != PODS for r, _ in requests):
+        requests.append((PODS, 1000))  # Kueue charges one pod per pod when the queue covers pods
+    return requests
 
 
 def assign_flavors(
-    ctx: AssignmentContext, compiled: CompiledQueue, shape: Shape, workload: str | None = None
+    ctx: AssignmentContext,
+    compiled: CompiledQueue,
+    shape: Shape,
+    workload: str | None = None,
+    oracle: PreemptionOracle | None = None,
 ) -> Assignment:
-    """Choose flavors for every pod set of ``workload`` (of ``shape``) in the queue ``compiled``."""
+    """Choose flavors for every pod set of ``workload`` (of ``shape``) in the queue ``compiled``.
+
+    ``oracle`` tells whether preemption would find candidates in a flavor (Kueue tries the next
+    flavor when it would not); without one, preemption is taken as possible.
+    """
     spec = compiled.spec
     out = Assignment(spec.name, workload=workload)
     all_shortfalls: list[Shortfall] = []
-    fungibility = spec.flavor_fungibility
-    for pod_set_name, count, per_pod in shape:
+    mismatches: list[str] = []
+    for pod_set_name, count, per_pod, placement in shape:
+        requests = _per_pod(compiled, per_pod)
         by_group: dict[int, list[tuple[str, int]]] = {}
-        for resource, amount in per_pod:
+        for resource, amount in requests:
             group = compiled.group_of.get(resource)
             if group is None:
                 out.mode = NO_FIT
@@ -142,31 +175,61 @@ def assign_flavors(
             by_group.setdefault(group, []).append((resource, amount * count))
         chosen: dict[str, str] = {}
         for group in sorted(by_group):
-            requests = by_group[group]
-            best: tuple[tuple[int, bool], str] | None = None
-            for flavor in compiled.groups[group][1]:
-                mode, borrows, shortfalls = _try_flavor(ctx, compiled, flavor, requests, out.usage, workload)
-                all_shortfalls.extend(shortfalls)
-                rank = (mode, not borrows)
-                if best is None or rank > best[0]:
-                    best = (rank, flavor)
-                if mode == FIT and (not borrows or fungibility.when_can_borrow == "Borrow"):
-                    break
-                if mode == PREEMPT and fungibility.when_can_preempt == "Preempt":
-                    break
-            if best is None or best[0][0] == NO_FIT:
+            best = _best_flavor(
+                ctx, compiled, group, by_group[group], placement, out, oracle, all_shortfalls, mismatches
+            )
+            if best is None:
                 out.mode = NO_FIT
-                out.shortfalls = tuple(all_shortfalls)
+                out.shortfalls, out.mismatches = tuple(all_shortfalls), tuple(mismatches)
                 return out
             (mode, not_borrowing), flavor = best
             out.mode = min(out.mode, mode)
             out.borrows = out.borrows or not not_borrowing
-            for resource, amount in requests:
+            for resource, amount in by_group[group]:
                 chosen[resource] = flavor
                 fr = (flavor, resource)
                 out.usage[fr] = out.usage.get(fr, 0) + amount
-        usage = {resource: amount * count for resource, amount in per_pod}
+        usage = {resource: amount * count for resource, amount in requests}
         out.pod_sets.append((pod_set_name, chosen, usage, count))
     if out.mode != FIT:
-        out.shortfalls = tuple(all_shortfalls)
+        out.shortfalls, out.mismatches = tuple(all_shortfalls), tuple(mismatches)
     return out
+
+
+def _best_flavor(
+    ctx: AssignmentContext, compiled: CompiledQueue, group: int, requests: list[tuple[str, int]],
+    placement: Placement | None, out: Assignment, oracle: PreemptionOracle | None,
+    shortfalls: list[Shortfall], mismatches: list[str],
+) -> tuple[Grade, str] | None:  # fmt: skip
+    """The flavor of one resource group for one pod set, with its grade; None when none fits."""
+    flavor_names = compiled.groups[group][1]
+    keys: frozenset[str] | None = None
+    best: tuple[Grade, str] | None = None
+    for flavor in flavor_names:
+        spec = ctx.flavors.get(flavor)
+        if spec is None:
+            mismatches.append(f"flavor {flavor} not found")
+            continue
+        if placement is not None or spec.node_taints:
+            if keys is None:
+                keys = label_keys(ctx.flavors.get(f) for f in flavor_names)
+            why = flavor_mismatch(spec, placement, keys)
+            if why is not None:
+                mismatches.append(why)
+                continue
+        grade: Grade = (FIT, True)
+        for resource, amount in requests:
+            fr = (flavor, resource)
+            value = out.usage.get(fr, 0) + amount
+            this, shortfall = _grade_resource(ctx, compiled, fr, value, out.workload, oracle)
+            if shortfall is not None:
+                shortfalls.append(shortfall)
+            grade = min(grade, this)
+            if grade[0] == NO_FIT:
+                break
+        if grade[0] != NO_FIT and (best is None or grade > best[0]):
+            best = (grade, flavor)
+        if not _should_try_next(grade, compiled):
+            best = (grade, flavor)
+            break
+    return best

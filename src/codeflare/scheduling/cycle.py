@@ -13,10 +13,20 @@ import heapq
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 
-from codeflare.scheduling.assignment import FIT, NO_FIT, Assignment, assign_flavors
+from codeflare.scheduling.assignment import (
+    FIT,
+    NO_CANDIDATES,
+    NO_FIT,
+    PREEMPT,
+    RECLAIM,
+    Assignment,
+    PreemptionOracle,
+    assign_flavors,
+)
 from codeflare.scheduling.model import Admission
-from codeflare.scheduling.preemption import AdmittedWorkload, plan_preemption
+from codeflare.scheduling.preemption import AdmittedWorkload, Preemptor, plan_preemption
 from codeflare.scheduling.queues import OrderKey, PendingQueue, ShapeClass
+from codeflare.scheduling.quota import FlavorResource
 from codeflare.scheduling.results import PendingInfo, Preempted, SchedulingResult, quota_reason
 from codeflare.scheduling.state import EngineState
 
@@ -50,7 +60,30 @@ def _blocked_queue(state: EngineState, name: str) -> PendingInfo | None:
 def _assignment_reason(assignment: Assignment) -> PendingInfo:
     if assignment.not_covered is not None:
         return PendingInfo("NotCovered", assignment.not_covered, assignment.cluster_queue)
-    return quota_reason(assignment.shortfalls, assignment.cluster_queue)
+    return quota_reason(assignment.shortfalls, assignment.cluster_queue, assignment.mismatches)
+
+
+def _assign(
+    state: EngineState, name: str, shape_key: str, cls: ShapeClass, result: SchedulingResult
+) -> Assignment:
+    """Flavor assignment of ``shape_key``'s class in queue ``name``, asking preemption as oracle."""
+    compiled = state.book.queues[name]
+    workload = state.workloads[shape_key]
+
+    def oracle(fr: FlavorResource, quantity: int) -> tuple[int, bool]:
+        preemptor = Preemptor(
+            compiled, workload.priority, workload.creation_time, {fr: quantity}, frozenset((fr,)), shape_key
+        )
+        plan = plan_preemption(state.ctx, preemptor, _scope_admitted(state, name, result))
+        own = state.book.usage.get(name, {}).get(fr, 0)
+        if not plan.possible:
+            return NO_CANDIDATES, own + quantity > compiled.nominal.get(fr, 0)
+        freed = sum(v.usage.get(fr, 0) for v, _ in plan.victims if v.cluster_queue == name)
+        borrows = own - freed + quantity > compiled.nominal.get(fr, 0)
+        return (RECLAIM if plan.only_other_queues else PREEMPT), borrows
+
+    check: PreemptionOracle = oracle
+    return assign_flavors(state.ctx, compiled, cls.shape, shape_key, check)
 
 
 def _park(
@@ -89,7 +122,7 @@ def _candidate(state: EngineState, name: str, now: float, result: SchedulingResu
     for order, cls in heads:
         if not cls.eligible(generation, now):
             continue
-        assignment = assign_flavors(state.ctx, compiled, cls.shape, order[2])
+        assignment = _assign(state, name, order[2], cls, result)
         if assignment.mode != NO_FIT:
             return _Entry(name, cls, order, assignment, book.change_generation(scope), strict)
         _park(state, name, cls, order, _assignment_reason(assignment), now, result, strict)
@@ -100,9 +133,7 @@ def _scope_admitted(state: EngineState, name: str, result: SchedulingResult) -> 
     """Admitted workloads of the queue's scope, except those admitted in this very cycle."""
     out: list[AdmittedWorkload] = []
     for member in state.book.members(state.book.scope(name)):
-        out.extend(
-            w for w in state.admitted_by_cq.get(member, {}).values() if w.key not in result.admissions
-        )
+        out.extend(w for w in state.admitted_by_cq.get(member, {}).values() if w.key not in result.admissions)
     out.sort(key=lambda w: w.key)
     return out
 
@@ -111,10 +142,11 @@ def _preempt(state: EngineState, entry: _Entry, now: float, result: SchedulingRe
     key = entry.order[2]
     workload = state.workloads[key]
     compiled = state.book.queues[entry.cluster_queue]
-    plan = plan_preemption(
-        state.ctx, compiled, entry.assignment, workload.priority, workload.creation_time,
-        _scope_admitted(state, entry.cluster_queue, result),
-    )  # fmt: skip
+    usage = entry.assignment.usage
+    book = state.book
+    needed = frozenset(fr for fr, v in usage.items() if v > book.available(entry.cluster_queue, fr))
+    preemptor = Preemptor(compiled, workload.priority, workload.creation_time, dict(usage), needed, key)
+    plan = plan_preemption(state.ctx, preemptor, _scope_admitted(state, entry.cluster_queue, result))
     base = _assignment_reason(entry.assignment)
     if plan.possible:
         scope = state.book.scope(entry.cluster_queue)
@@ -164,7 +196,7 @@ def _process(
     name = entry.cluster_queue
     scope = book.scope(name)
     if state.capacity_check or book.change_generation(scope) != entry.version:
-        entry.assignment = assign_flavors(state.ctx, book.queues[name], entry.cls.shape, entry.order[2])
+        entry.assignment = _assign(state, name, entry.order[2], entry.cls, result)
     key = entry.order[2]
     if entry.assignment.mode == FIT:
         holder = _held_for(state, entry, scope)

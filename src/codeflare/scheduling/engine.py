@@ -33,6 +33,7 @@ from codeflare.scheduling.model import (
     ResourceFlavor,
     Workload,
 )
+from codeflare.scheduling.placement import placement_of
 from codeflare.scheduling.preemption import AdmittedWorkload
 from codeflare.scheduling.queues import PendingQueue, order_key
 from codeflare.scheduling.quota import FlavorResource
@@ -43,9 +44,15 @@ logger = logging.getLogger(__name__)
 
 
 def workload_shape(workload: Workload) -> Shape:
-    """The pod sets and per-pod requests of a workload, as a hashable, sorted value."""
+    """The pod sets, per-pod requests and placement constraints of a workload, as a hashable,
+    sorted value (workloads of one shape fit or fail together)."""
     return tuple(
-        (ps.name, ps.count, tuple(sorted((r, q.milli) for r, q in ps.requests.items() if q.milli)))
+        (
+            ps.name,
+            ps.count,
+            tuple(sorted((r, q.milli) for r, q in ps.requests.items() if q.milli)),
+            placement_of(ps),
+        )
         for ps in workload.pod_sets
     )
 
@@ -237,11 +244,12 @@ class AdmissionEngine:
         record = self.state.admitted.pop(key, None)
         if record is not None:
             self.state.admitted_by_cq[record.cluster_queue].pop(key, None)
+            scope = self.state.book.scope(record.cluster_queue)  # before a draining queue goes
             self.state.book.charge(record.cluster_queue, record.usage, -1)
             if self.state.capacity_check:
                 self._wake_all()
             else:
-                self._wake_scope(self.state.book.scope(record.cluster_queue))
+                self._wake_scope(scope)
             return
         self._unqueue(key)
         lq_key = (workload.namespace, workload.queue_name)

@@ -1,11 +1,20 @@
 """Preemption: which admitted workloads to evict so that a pending one can be admitted.
 
-Candidates come from the preemptor's ClusterQueue (``withinClusterQueue``) and from cohort
-members that borrow (``reclaimWithinCohort``, or ``borrowWithinCohort`` when the preemptor must
-borrow itself). They are ordered as Kueue orders them (other queues first, then lower priority,
-then most recently admitted), removed one by one in a what-if until the preemptor fits, and
-the set is then pruned to the smallest sufficient one. Nothing is chosen when even evicting
-every candidate would not make the preemptor fit. State is restored before returning.
+Kueue's classical preemption for flat cohorts (``pkg/scheduler/preemption``, v0.14). Candidates
+use a flavor-resource that needs preemption and pass the policy: ``withinClusterQueue`` for the
+preemptor's own queue; ``reclaimWithinCohort`` for cohort members over their nominal quota in
+those resources. A cohort candidate is *reclaimable* regardless of borrowing when the preemptor
+would be within its nominal quota after admission; otherwise it may only be taken while the
+preemptor borrows if ``borrowWithinCohort`` allows it (priority threshold), else only when the
+preemptor then fits without borrowing. Candidates are ordered: already evicting first, other
+queues before our own, lower priority, most recently admitted; removed one by one in a what-if
+until the preemptor fits (with borrowing allowed, then without, or the other way round as Kueue
+decides), then the set is pruned back to the smallest sufficient one.
+
+The what-if edits the live quota book and undoes every edit before returning (``_WhatIf``)
+instead of copying a snapshot: a cycle may evaluate many preemptors over a book of thousands of
+queues, and a copy per evaluation would cost more than the decision. Nothing is chosen when
+even evicting every candidate would not make the preemptor fit.
 """
 
 from __future__ import annotations
@@ -13,9 +22,17 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from codeflare.scheduling.assignment import Assignment, AssignmentContext
+from codeflare.scheduling.assignment import AssignmentContext
 from codeflare.scheduling.quota import CompiledQueue, FlavorResource
 from codeflare.scheduling.results import PreemptionReason
+
+WITHIN_CQ, HIERARCHICAL_RECLAIM, RECLAIM_WHILE_BORROWING, RECLAIM_WITHOUT_BORROWING = range(4)
+_REASONS: dict[int, PreemptionReason] = {
+    WITHIN_CQ: "InClusterQueue",
+    HIERARCHICAL_RECLAIM: "InCohortReclamation",
+    RECLAIM_WHILE_BORROWING: "InCohortReclaimWhileBorrowing",
+    RECLAIM_WITHOUT_BORROWING: "InCohortReclamation",
+}
 
 
 @dataclass
@@ -33,7 +50,7 @@ class AdmittedWorkload:
 
 @dataclass
 class PreemptionPlan:
-    """Victims with reasons; ``waiting`` counts evictions already under way that suffice."""
+    """Victims with reasons; ``waiting`` counts evictions already under way that are needed."""
 
     victims: list[tuple[AdmittedWorkload, PreemptionReason]] = field(default_factory=list)
     waiting: int = 0
@@ -42,21 +59,39 @@ class PreemptionPlan:
     def possible(self) -> bool:
         return bool(self.victims) or self.waiting > 0
 
+    @property
+    def only_other_queues(self) -> bool:
+        """Every victim is in another queue of the cohort (Kueue's Reclaim, not Preempt)."""
+        return all(reason != "InClusterQueue" for _, reason in self.victims)
 
-def _protected_in_queue(policy: str, victim: AdmittedWorkload, priority: int, created: float) -> bool:
+
+@dataclass(frozen=True)
+class Preemptor:
+    """The workload to make room for: its queue, priority, creation time, usage to fit."""
+
+    compiled: CompiledQueue
+    priority: int
+    creation_time: float
+    usage: dict[FlavorResource, int]
+    needed: frozenset[FlavorResource]
+    workload: str | None = None
+
+
+def _satisfies(policy: str, victim: AdmittedWorkload, priority: int, created: float) -> bool:
+    if policy == "Any":
+        return True
     if policy == "LowerPriority":
-        return not victim.priority < priority
+        return victim.priority < priority
     if policy == "LowerOrNewerEqualPriority":
-        newer_equal = victim.priority == priority and victim.creation_time > created
-        return not (victim.priority < priority or newer_equal)
-    return True
+        return victim.priority < priority or (victim.priority == priority and victim.creation_time > created)
+    return False
 
 
 class _WhatIf:
     """Removes workloads from the quota book temporarily and checks whether the preemptor fits."""
 
-    def __init__(self, ctx: AssignmentContext, compiled: CompiledQueue, assignment: Assignment) -> None:
-        self.ctx, self.compiled, self.assignment = ctx, compiled, assignment
+    def __init__(self, ctx: AssignmentContext, preemptor: Preemptor) -> None:
+        self.ctx, self.preemptor = ctx, preemptor
         self.removed: list[AdmittedWorkload] = []
 
     def remove(self, workload: AdmittedWorkload) -> None:
@@ -72,108 +107,135 @@ class _WhatIf:
             self.restore(workload)
 
     def fits(self, allow_borrowing: bool) -> bool:
-        book, name = self.ctx.book, self.compiled.spec.name
+        book, compiled = self.ctx.book, self.preemptor.compiled
+        name = compiled.spec.name
         own = book.usage.get(name, {})
-        for fr, value in self.assignment.usage.items():
+        for fr, value in self.preemptor.usage.items():
+            if not allow_borrowing and own.get(fr, 0) + value > compiled.nominal.get(fr, 0):
+                return False
             if value > book.available(name, fr):
                 return False
-            if not allow_borrowing and own.get(fr, 0) + value > self.compiled.nominal[fr]:
-                return False
-            if self.ctx.capacity_shortfall(name, fr[0], fr[1], value, self.assignment.workload) is not None:
+            if self.ctx.capacity_shortfall(name, fr[0], fr[1], value, self.preemptor.workload) is not None:
                 return False
         return True
 
+    def within_nominal(self, queue: str) -> bool:
+        """Whether ``queue`` uses no more than its nominal quota in every resource needing preemption."""
+        compiled = self.ctx.book.queues.get(queue)
+        usage = self.ctx.book.usage.get(queue, {})
+        nominal = compiled.nominal if compiled is not None else {}
+        return all(usage.get(fr, 0) <= nominal.get(fr, 0) for fr in self.preemptor.needed)
 
-def _minimal(
-    what_if: _WhatIf, candidates: list[AdmittedWorkload], needed: set[FlavorResource], allow_borrowing: bool
-) -> list[AdmittedWorkload]:
-    book, own_queue = what_if.ctx.book, what_if.compiled.spec.name
-    taken: list[AdmittedWorkload] = []
-    found = False
-    for candidate in candidates:
-        if candidate.cluster_queue != own_queue and not any(
-            book.borrowing(candidate.cluster_queue, fr) for fr in needed if fr in candidate.usage
+
+def _candidates(
+    ctx: AssignmentContext, preemptor: Preemptor, admitted: Iterable[AdmittedWorkload], what_if: _WhatIf
+) -> tuple[list[tuple[AdmittedWorkload, int]], bool, bool]:
+    """Ordered (candidate, variant) pairs, and whether any came from other queues / by hierarchy."""
+    compiled, book = preemptor.compiled, ctx.book
+    spec, name = compiled.spec, compiled.spec.name
+    policy = spec.preemption
+    own = book.usage.get(name, {})
+    advantage = all(own.get(fr, 0) + v <= compiled.nominal.get(fr, 0) for fr, v in preemptor.usage.items())
+    bwc = policy.borrow_within_cohort
+    forbidden = bwc.policy == "Never"
+    pairs: list[tuple[AdmittedWorkload, int]] = []
+    borrowing_queues: dict[str, bool] = {}
+    for w in admitted:
+        if not any(fr in w.usage for fr in preemptor.needed):
+            continue
+        if w.cluster_queue == name:
+            if _satisfies(policy.within_cluster_queue, w, preemptor.priority, preemptor.creation_time):
+                pairs.append((w, WITHIN_CQ))
+            continue
+        if spec.cohort is None or policy.reclaim_within_cohort == "Never":
+            continue
+        over = borrowing_queues.get(w.cluster_queue)
+        if over is None:
+            over = borrowing_queues[w.cluster_queue] = not what_if.within_nominal(w.cluster_queue)
+        if not over or not _satisfies(
+            policy.reclaim_within_cohort, w, preemptor.priority, preemptor.creation_time
         ):
             continue
-        what_if.remove(candidate)
-        taken.append(candidate)
-        if what_if.fits(allow_borrowing):
-            found = True
-            break
-    if not found:
-        for candidate in taken:
-            what_if.restore(candidate)
-        return []
-    keep = [True] * len(taken)
-    for index in range(len(taken) - 2, -1, -1):
-        what_if.restore(taken[index])
-        if what_if.fits(allow_borrowing):
-            keep[index] = False
+        if advantage:
+            pairs.append((w, HIERARCHICAL_RECLAIM))
+        elif forbidden or _above_threshold(w.priority, preemptor.priority, bwc.max_priority_threshold):
+            pairs.append((w, RECLAIM_WITHOUT_BORROWING))
         else:
-            what_if.remove(taken[index])
-    chosen = [c for c, kept in zip(taken, keep, strict=True) if kept]
-    for candidate in chosen:
-        what_if.restore(candidate)
-    return chosen
+            pairs.append((w, RECLAIM_WHILE_BORROWING))
+
+    def order(pair: tuple[AdmittedWorkload, int]) -> tuple[bool, int, bool, int, float, str]:
+        w, variant = pair
+        kind = 0 if variant == HIERARCHICAL_RECLAIM else 2 if variant == WITHIN_CQ else 1
+        return (w.evicting is None, kind, w.cluster_queue == name, w.priority, -w.admitted_at, w.key)
+
+    pairs.sort(key=order)
+    others = any(v != WITHIN_CQ for _, v in pairs)
+    hierarchy = any(v == HIERARCHICAL_RECLAIM for _, v in pairs)
+    return pairs, others, hierarchy
+
+
+def _above_threshold(candidate: int, incoming: int, threshold: int | None) -> bool:
+    """Kueue's isAboveBorrowingThreshold: a candidate not of lower priority, or over the threshold."""
+    if candidate >= incoming:
+        return True
+    return threshold is not None and candidate > threshold
+
+
+def _attempt(
+    what_if: _WhatIf, pairs: list[tuple[AdmittedWorkload, int]], borrowing: bool
+) -> list[tuple[AdmittedWorkload, int]] | None:
+    name = what_if.preemptor.compiled.spec.name
+    targets: list[tuple[AdmittedWorkload, int]] = []
+    try:
+        for w, variant in pairs:
+            if w.cluster_queue != name:
+                if borrowing and variant == RECLAIM_WITHOUT_BORROWING:
+                    continue
+                if what_if.within_nominal(w.cluster_queue):
+                    continue
+            what_if.remove(w)
+            targets.append((w, variant))
+            if what_if.fits(borrowing):
+                return _fill_back(what_if, targets, borrowing)
+        return None
+    finally:
+        what_if.restore_all()
+
+
+def _fill_back(
+    what_if: _WhatIf, targets: list[tuple[AdmittedWorkload, int]], borrowing: bool
+) -> list[tuple[AdmittedWorkload, int]]:
+    kept = list(targets)
+    for index in range(len(targets) - 2, -1, -1):
+        w = targets[index][0]
+        what_if.restore(w)
+        if what_if.fits(borrowing):
+            kept.remove(targets[index])
+        else:
+            what_if.remove(w)
+    return kept
 
 
 def plan_preemption(
-    ctx: AssignmentContext,
-    compiled: CompiledQueue,
-    assignment: Assignment,
-    priority: int,
-    creation_time: float,
-    admitted: Iterable[AdmittedWorkload],
+    ctx: AssignmentContext, preemptor: Preemptor, admitted: Iterable[AdmittedWorkload]
 ) -> PreemptionPlan:
     """Choose victims among ``admitted`` (workloads of the preemptor's queue and cohort)."""
-    spec, book = compiled.spec, ctx.book
-    name = spec.name
-    needed = {fr for fr, value in assignment.usage.items() if value > book.available(name, fr)}
-    what_if = _WhatIf(ctx, compiled, assignment)
-    evicting, own, others = [], [], []
-    reasons: dict[str, PreemptionReason] = {}
-    policy = spec.preemption
-    for workload in admitted:
-        if not any(fr in workload.usage for fr in needed):
-            continue
-        if workload.evicting is not None:
-            evicting.append(workload)
-        elif workload.cluster_queue == name:
-            if not _protected_in_queue(policy.within_cluster_queue, workload, priority, creation_time):
-                own.append(workload)
-                reasons[workload.key] = "InClusterQueue"
-        elif assignment.borrows:
-            bwc = policy.borrow_within_cohort
-            threshold = bwc.max_priority_threshold
-            if (
-                bwc.policy == "LowerPriority"
-                and workload.priority < priority
-                and (threshold is None or workload.priority <= threshold)
-            ):
-                others.append(workload)
-                reasons[workload.key] = "InCohortReclaimWhileBorrowing"
-        elif policy.reclaim_within_cohort == "Any" or (
-            policy.reclaim_within_cohort == "LowerPriority" and workload.priority < priority
-        ):
-            others.append(workload)
-            reasons[workload.key] = "InCohortReclamation"
-    for workload in evicting:
-        what_if.remove(workload)
-    try:
-        if evicting and what_if.fits(allow_borrowing=True):
-            return PreemptionPlan(waiting=len(evicting))
-
-        def order(w: AdmittedWorkload) -> tuple[int, int, float, str]:
-            return (0 if w.cluster_queue != name else 1, w.priority, -w.admitted_at, w.key)
-
-        own.sort(key=order)
-        chosen: list[AdmittedWorkload] = []
-        if others and not assignment.borrows:
-            chosen = _minimal(what_if, sorted(others + own, key=order), needed, allow_borrowing=False)
-            if not chosen:
-                chosen = _minimal(what_if, own, needed, allow_borrowing=True)
-        else:
-            chosen = _minimal(what_if, sorted(others + own, key=order), needed, allow_borrowing=True)
-        return PreemptionPlan([(w, reasons[w.key]) for w in chosen], waiting=len(evicting) if chosen else 0)
-    finally:
-        what_if.restore_all()
+    what_if = _WhatIf(ctx, preemptor)
+    pairs, others, hierarchy = _candidates(ctx, preemptor, admitted, what_if)
+    compiled = preemptor.compiled
+    forbidden = compiled.spec.preemption.borrow_within_cohort.policy == "Never"
+    own = ctx.book.usage.get(compiled.spec.name, {})
+    under_nominal = all(own.get(fr, 0) < compiled.nominal.get(fr, 0) for fr in preemptor.needed)
+    if not others or (forbidden and not under_nominal):
+        attempts = [True]
+    elif forbidden and not hierarchy:
+        attempts = [False, True]
+    else:
+        attempts = [True, False]
+    for borrowing in attempts:
+        targets = _attempt(what_if, pairs, borrowing)
+        if targets is not None:
+            victims = [(w, _REASONS[v]) for w, v in targets if w.evicting is None]
+            waiting = sum(1 for w, _ in targets if w.evicting is not None)
+            return PreemptionPlan(victims, waiting)
+    return PreemptionPlan()

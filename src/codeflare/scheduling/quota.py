@@ -25,6 +25,7 @@ class CompiledQueue:
     guaranteed: dict[FlavorResource, int] = field(default_factory=dict)
     groups: list[tuple[tuple[str, ...], tuple[str, ...]]] = field(default_factory=list)
     group_of: dict[str, int] = field(default_factory=dict)
+    draining: bool = False  # removed, kept while it still has usage
 
     @classmethod
     def compile(cls, spec: ClusterQueue) -> CompiledQueue:
@@ -76,14 +77,24 @@ class QuotaBook:
 
     # -- specs -------------------------------------------------------------------------------
     def set_queue(self, spec: ClusterQueue | None, name: str) -> set[str]:
-        """Install, replace (spec) or drop (None) a queue; returns the scopes whose quota changed."""
+        """Install, replace (spec) or drop (None) a queue; returns the scopes whose quota changed.
+
+        A dropped queue that still has usage stays in the book, quota and cohort included, as
+        ``draining`` (Kueue holds a ClusterQueue with admitted workloads until they finish): its
+        usage keeps counting against its cohort until it is released, then the queue goes.
+        """
         old = self.queues.pop(name, None)
         touched = {self.scope_of_spec(old.spec) if old else name}
         if old and old.spec.cohort:
             self.cohort_members[old.spec.cohort].discard(name)
-        if spec is not None:
+        if spec is None and old is not None and any(self.usage.get(name, {}).values()):
+            old.draining = True
+            spec = old.spec
+            self.queues[name] = old
+        elif spec is not None:
             self.queues[name] = CompiledQueue.compile(spec)
             self.usage.setdefault(name, {})
+        if spec is not None:
             if spec.cohort:
                 self.cohort_members.setdefault(spec.cohort, set()).add(name)
             touched.add(self.scope_of_spec(spec))
@@ -98,11 +109,13 @@ class QuotaBook:
         used: dict[FlavorResource, int] = {}
         for member in self.cohort_members.get(cohort, ()):
             compiled = self.queues[member]
-            usage = self.usage.get(member, {})
             for fr, nominal in compiled.nominal.items():
-                guaranteed = compiled.guaranteed[fr]
-                capacity[fr] = capacity.get(fr, 0) + nominal - guaranteed
-                used[fr] = used.get(fr, 0) + max(0, usage.get(fr, 0) - guaranteed)
+                capacity[fr] = capacity.get(fr, 0) + nominal - compiled.guaranteed[fr]
+            # all usage counts, also of resources no longer in the queue's quota (nothing guaranteed)
+            for fr, amount in self.usage.get(member, {}).items():
+                excess = max(0, amount - compiled.guaranteed.get(fr, 0))
+                if excess:
+                    used[fr] = used.get(fr, 0) + excess
         self._cohort_capacity[cohort] = capacity
         self._cohort_used[cohort] = used
 
@@ -153,13 +166,15 @@ class QuotaBook:
             after = before + sign * amount
             own[fr] = after
             self.flavor_usage[fr] = self.flavor_usage.get(fr, 0) + sign * amount
-            if used is not None and compiled is not None and fr in compiled.nominal:
-                guaranteed = compiled.guaranteed[fr]
+            if used is not None and compiled is not None:
+                guaranteed = compiled.guaranteed.get(fr, 0)
                 delta = max(0, after - guaranteed) - max(0, before - guaranteed)
                 if delta:
                     used[fr] = used.get(fr, 0) + delta
         if record:
             self.bump(self.scope(name), freed=sign < 0)
+            if compiled is not None and compiled.draining and not any(own.values()):
+                self.set_queue(None, name)
 
     def available(self, name: str, fr: FlavorResource) -> int:
         """How much more of ``fr`` queue ``name`` may take now, borrowing included."""
@@ -181,6 +196,19 @@ class QuotaBook:
             free = min(free, nominal + limit - used)
         return max(0, free)
 
+    def potential_available(self, name: str, fr: FlavorResource) -> int:
+        """The most of ``fr`` the queue could hold were nothing used (Kueue's PotentialAvailable)."""
+        compiled = self.queues.get(name)
+        if compiled is None or fr not in compiled.nominal:
+            return 0
+        nominal = compiled.nominal[fr]
+        cohort = compiled.spec.cohort
+        if cohort is None:
+            return nominal
+        most = compiled.guaranteed[fr] + self._cohort_capacity[cohort].get(fr, 0)
+        limit = compiled.borrowing_limit[fr]
+        return most if limit is None else min(most, nominal + limit)
+
     def view(self, name: str, fr: FlavorResource) -> QuotaView:
         """``available`` broken down for a human-readable reason."""
         compiled = self.queues.get(name)
@@ -192,20 +220,25 @@ class QuotaBook:
     def borrowing(self, name: str, fr: FlavorResource) -> bool:
         """Whether queue ``name`` uses more than its nominal quota of ``fr``."""
         compiled = self.queues.get(name)
-        if compiled is None or fr not in compiled.nominal:
+        if compiled is None:
             return False
-        return self.usage[name].get(fr, 0) > compiled.nominal[fr]
+        return self.usage[name].get(fr, 0) > compiled.nominal.get(fr, 0)
 
     def violations(self) -> list[str]:
-        """Every queue or cohort charged beyond its limits (empty when all is well)."""
+        """Every queue or cohort charged beyond its limits (empty when all is well).
+
+        Usage of a flavor-resource no longer in a queue's quota counts as over a limit of 0 for
+        a queue without cohort, and in full against its cohort.
+        """
         out: list[str] = []
         for name in sorted(self.queues):
             compiled = self.queues[name]
-            for fr in sorted(compiled.nominal):
-                used = self.usage[name].get(fr, 0)
-                cap: int | None = compiled.nominal[fr]
-                limit = compiled.borrowing_limit[fr]
+            usage = self.usage[name]
+            for fr in sorted(set(compiled.nominal) | {fr for fr, v in usage.items() if v}):
+                used = usage.get(fr, 0)
+                cap: int | None = compiled.nominal.get(fr, 0)
                 if compiled.spec.cohort is not None:
+                    limit = compiled.borrowing_limit.get(fr)
                     cap = None if limit is None else compiled.nominal[fr] + limit
                 if cap is not None and used > cap:
                     out.append(f"ClusterQueue {name} {fr}: {used} > {cap}")

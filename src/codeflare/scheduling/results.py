@@ -18,6 +18,7 @@ PendingKind = Literal[
     "QuotaShortfall",
     "CapacityShortfall",
     "NotCovered",
+    "NoMatchingFlavor",
     "WaitingForPreemption",
     "BlockedByHead",
     "NoLocalQueue",
@@ -64,9 +65,7 @@ class Shortfall:
                 f"{format_milli(self.in_use)} used by admitted workloads)"
             )
         if self.borrowable >= 0:
-            detail = (
-                f"nominal {format_milli(self.nominal)} + borrowable {format_milli(self.borrowable)}"
-            )
+            detail = f"nominal {format_milli(self.nominal)} + borrowable {format_milli(self.borrowable)}"
         else:
             detail = f"nominal {format_milli(self.nominal)} - lent {format_milli(-self.borrowable)}"
         return (
@@ -136,12 +135,18 @@ class SchedulingResult:
         return {k: v.requeue_at for k, v in self.pending.items() if v.requeue_at is not None}
 
 
-def quota_reason(shortfalls: tuple[Shortfall, ...], cluster_queue: str) -> PendingInfo:
-    """A pending reason made of shortfalls (capacity-only when no quota is short)."""
+def quota_reason(
+    shortfalls: tuple[Shortfall, ...], cluster_queue: str, mismatches: tuple[str, ...] = ()
+) -> PendingInfo:
+    """A pending reason made of shortfalls (capacity-only when no quota is short) and of the
+    flavors skipped for taints or node affinity."""
     kind: PendingKind = (
         "CapacityShortfall"
         if shortfalls and all(s.kind == "capacity" for s in shortfalls)
         else "QuotaShortfall"
     )
-    message = "; ".join(s.message for s in shortfalls) or f"does not fit in ClusterQueue {cluster_queue}"
+    if not shortfalls and mismatches:
+        kind = "NoMatchingFlavor"
+    parts = [*(s.message for s in shortfalls), *mismatches]
+    message = "; ".join(parts) or f"does not fit in ClusterQueue {cluster_queue}"
     return PendingInfo(kind, message, cluster_queue, shortfalls)

@@ -131,8 +131,11 @@ def test_reclaim_lower_priority_protects_higher_priority_borrowers() -> None:
 
 
 def test_borrow_within_cohort_reason() -> None:
+    # Kueue takes cohort candidates only with reclaimWithinCohort set (its webhook refuses
+    # borrowWithinCohort without it), so the policy names both
     policy = Preemption(
         within_cluster_queue="LowerPriority",
+        reclaim_within_cohort="LowerPriority",
         borrow_within_cohort=BorrowWithinCohort("LowerPriority", max_priority_threshold=10),
     )
     a = cq("a", {"default": {"cpu": ("2",)}}, cohort="c", preemption=policy)
