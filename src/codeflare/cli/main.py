@@ -24,6 +24,7 @@ COMMANDS = {
     "cluster": "codeflare.cli.cluster_cmd",
     "job": "codeflare.cli.job_cmd",
     "queue": "codeflare.cli.queue_cmd",
+    "dashboard": "codeflare.cli.dashboard_cmd",
 }
 
 EXIT_INTERRUPTED = 130  # as a shell reports SIGINT; the other exit codes live in cli.output
