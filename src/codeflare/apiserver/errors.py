@@ -21,9 +21,11 @@ __all__ = [
     "conflict",
     "forbidden",
     "gone",
+    "insufficient_storage",
     "invalid",
     "method_not_allowed",
     "not_found",
+    "too_large_resource_version",
     "unauthorized",
     "unsupported_media_type",
 ]
@@ -38,6 +40,7 @@ class ApiError(Exception):
     message: str
     details: dict[str, Any] = field(default_factory=dict)
     causes: list[FieldError] = field(default_factory=list)
+    list_meta: dict[str, Any] = field(default_factory=dict)  # Status.metadata (a fresh continue token)
 
     def __post_init__(self) -> None:
         super().__init__(self.message)
@@ -47,7 +50,7 @@ class ApiError(Exception):
         body: dict[str, Any] = {
             "kind": "Status",
             "apiVersion": "v1",
-            "metadata": {},
+            "metadata": dict(self.list_meta),
             "status": "Failure",
             "message": self.message,
             "reason": self.reason,
@@ -122,8 +125,31 @@ def conflict(resource: str, name: str, group: str = "", why: str = "") -> ApiErr
     return _about_object(409, "Conflict", resource, name, group, before=before, after=f": {why}")
 
 
-def gone(message: str) -> ApiError:
-    return ApiError(410, "Expired", message)
+def gone(message: str, continue_token: str = "") -> ApiError:
+    """410 Expired; ``continue_token`` lets a list go on from where it was (inconsistently)."""
+    return ApiError(410, "Expired", message, list_meta={"continue": continue_token} if continue_token else {})
+
+
+def too_large_resource_version(requested: int, current: int, retry_after: int) -> ApiError:
+    """504 Timeout for a read at a resourceVersion the store has not reached (kube-apiserver's
+    ``storage.NewTooLargeResourceVersionError``: a Timeout whose one cause says why)."""
+    details: dict[str, Any] = {
+        "causes": [{"reason": "ResourceVersionTooLarge", "message": "Too large resource version"}]
+    }
+    if retry_after:
+        details["retryAfterSeconds"] = retry_after
+    message = f"Timeout: Too large resource version: {requested}, current: {current}"
+    return ApiError(504, "Timeout", message, details)
+
+
+def insufficient_storage(state_dir: str) -> ApiError:
+    """507: the disk under the state directory is full; deletes still work to free it."""
+    return ApiError(
+        507,
+        "InsufficientStorage",
+        f"the API server's storage is full: no space left on the device of {state_dir}; "
+        "writes are refused until space is freed (DELETE requests still work)",
+    )
 
 
 def unsupported_media_type(content_type: str) -> ApiError:

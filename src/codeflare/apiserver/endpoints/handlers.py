@@ -21,6 +21,7 @@ from codeflare.apiserver import errors
 from codeflare.apiserver.context import RequestContext, UserInfo
 from codeflare.apiserver.endpoints import discovery, protowire
 from codeflare.apiserver.endpoints.admitted import AdmittedWrites
+from codeflare.apiserver.endpoints.list_options import list_options
 from codeflare.apiserver.endpoints.request import (
     JSON,
     PROTOBUF,
@@ -46,6 +47,13 @@ from codeflare.apiserver.endpoints.responses import (
     success_status,
 )
 from codeflare.apiserver.endpoints.watch_stream import serve_watch
+from codeflare.apiserver.registry.listing import (
+    FRESHNESS_WAIT_SECONDS,
+    TOO_LARGE_RETRY_SECONDS,
+    check_list_read,
+    parse_resource_version,
+    plan_list,
+)
 from codeflare.apiserver.registry.objects import ObjectAPI
 from codeflare.apiserver.registry.patch import PATCH_CONTENT_TYPES
 from codeflare.apiserver.registry.resources import ResourceType
@@ -289,18 +297,38 @@ class ApiHandlers:
     ) -> web.StreamResponse:
         ns, name = attrs.namespace, attrs.name
         if attrs.verb == "get":
+            await self._fresh(parse_resource_version(request.query.get("resourceVersion", "")))
             if attrs.subresource == "scale":
                 return json_response(self.api.get_scale(rt, ns, name))
             return render_object(request, rt, self.api.get(rt, ns, name), 200, ctx)
+        opts = list_options(request.query, watch=attrs.verb == "watch")
         selectors = self._selectors(request, rt)
-        if attrs.verb == "list":
-            limit = query_int(request.query, "limit") or 0
-            token = request.query.get("continue", "")
-            page = self.api.list_objects(rt, ns or None, *selectors, limit, token)
-            return render_list(request, rt, page)
-        return await serve_watch(
-            request, self.api, self.hub, rt, ns or None, name, selectors, self.bookmark_interval
-        )
+        if attrs.verb == "watch":
+            return await serve_watch(
+                request, self.api, self.hub, rt, ns or None, name, selectors, opts, self.bookmark_interval
+            )
+        read = plan_list(opts.resource_version, opts.resource_version_match, opts.limit, opts.continue_token)
+        await self._fresh(read.minimum)
+        store = self.api.store
+
+        def changed_since(rv: int) -> bool:
+            return any(change.key == rt.key for change in store.changes_since(rv))
+
+        at = check_list_read(read, store.resource_version, store.oldest_resumable, changed_since)
+        page = self.api.list_objects(rt, ns or None, *selectors, max(opts.limit, 0), opts.continue_token)
+        if read.exact:
+            page.resource_version = at
+        return render_list(request, rt, page)
+
+    async def _fresh(self, minimum: int) -> None:
+        """Wait (up to 3 s, as kube-apiserver's watch cache) for the store to reach ``minimum``;
+        504 "Too large resource version" when it does not."""
+        if minimum > self.api.store.resource_version and not await self.hub.wait_for_version(
+            minimum, FRESHNESS_WAIT_SECONDS
+        ):
+            raise errors.too_large_resource_version(
+                minimum, self.api.store.resource_version, TOO_LARGE_RETRY_SECONDS
+            )
 
     def _selectors(
         self, request: web.Request, rt: ResourceType

@@ -2,11 +2,14 @@
 
 A watch opens a :class:`~codeflare.apiserver.registry.watch.WatchHub` subscription at the
 requested resourceVersion (or lists first with ``sendInitialEvents``, ending the initial events
-with an annotated BOOKMARK), then writes each matching change as ``{"type", "object"}`` lines -
-objects, or one-row Tables when asked - until ``timeoutSeconds`` (30 minutes by default) or the
-client goes away. Bookmarks, when allowed, go out every ``bookmark_interval`` seconds. A
-resourceVersion too old to resume from is answered in-stream with an ERROR event, as Kubernetes
-does. Which changes match is the hub's business.
+with an annotated BOOKMARK when bookmarks are allowed), then writes each matching change as
+``{"type", "object"}`` lines - objects, or one-row Tables when asked - until ``timeoutSeconds``
+(30 minutes by default) or the client goes away. Bookmarks, when allowed, go out every
+``bookmark_interval`` seconds. As kube-apiserver's watch cache does, a resourceVersion too old
+to resume from is answered in-stream with a 410 ERROR event, and a watch-list
+(``sendInitialEvents``) at a version the store does not reach within 3 seconds with a 504
+"Too large resource version" ERROR event; a plain watch from a version not reached yet waits
+for the changes after it. Which changes match is the hub's business.
 """
 
 from __future__ import annotations
@@ -19,8 +22,14 @@ from aiohttp import web
 
 from codeflare.apiserver import errors
 from codeflare.apiserver.endpoints import tables
-from codeflare.apiserver.endpoints.request import JSON, query_bool, query_int
+from codeflare.apiserver.endpoints.list_options import ListOptions
+from codeflare.apiserver.endpoints.request import JSON
 from codeflare.apiserver.endpoints.responses import dumps
+from codeflare.apiserver.registry.listing import (
+    FRESHNESS_WAIT_SECONDS,
+    TOO_LARGE_RETRY_SECONDS,
+    parse_resource_version,
+)
 from codeflare.apiserver.registry.objects import ObjectAPI
 from codeflare.apiserver.registry.resources import ResourceType
 from codeflare.apiserver.registry.selectors import FieldSelector, LabelSelector
@@ -52,6 +61,28 @@ class _Encoder:
         return (dumps({"type": "BOOKMARK", "object": obj}) + "\n").encode()
 
 
+async def _start(
+    hub: WatchHub, flt: WatchFilter, opts: ListOptions
+) -> tuple[Watcher, list[tuple[str, dict[str, Any]]]]:
+    """Open the watch ``opts`` ask for; 400 for a malformed version, 410/504 as ERROR events."""
+    since = parse_resource_version(opts.resource_version)
+    current = hub.store_version
+    if opts.send_initial_events:
+        if since > current and not await hub.wait_for_version(since, FRESHNESS_WAIT_SECONDS):
+            raise errors.too_large_resource_version(since, hub.store_version, TOO_LARGE_RETRY_SECONDS)
+        return hub.open(flt, None)
+    if opts.send_initial_events is False:
+        return hub.open(flt, since or current)
+    return hub.open(flt, since or None)
+
+
+async def _error_event(request: web.Request, err: errors.ApiError) -> web.StreamResponse:
+    resp = web.StreamResponse(status=200, headers={"Content-Type": JSON})
+    await resp.prepare(request)
+    await resp.write((dumps({"type": "ERROR", "object": err.status()}) + "\n").encode())
+    return resp
+
+
 async def serve_watch(
     request: web.Request,
     api: ObjectAPI,
@@ -60,38 +91,37 @@ async def serve_watch(
     namespace: str | None,
     name: str,
     selectors: tuple[LabelSelector | None, FieldSelector | None],
+    opts: ListOptions,
     bookmark_interval: float,
 ) -> web.StreamResponse:
     """Stream the changes of ``rt`` (in ``namespace``, of ``name`` when given) to the client."""
-    query = request.query
     labels, fields = selectors
-    timeout = query_int(query, "timeoutSeconds")
-    bookmarks = query_bool(query, "allowWatchBookmarks")
-    initial_end = query_bool(query, "sendInitialEvents")
     encoder = _Encoder(
-        api, rt, tables.wants_table(request.headers.get("Accept", "")), query.get("includeObject", "Metadata")
+        api,
+        rt,
+        tables.wants_table(request.headers.get("Accept", "")),
+        request.query.get("includeObject", "Metadata"),
     )
     flt = WatchFilter(rt.key, namespace, labels, fields, name or None)
-    rv = None if initial_end else query.get("resourceVersion")
     try:
-        watcher, initial = hub.open(flt, rv)
+        watcher, initial = await _start(hub, flt, opts)
     except errors.ApiError as err:
-        if err.code != 410:
+        if err.code not in (410, 504):
             raise
-        resp = web.StreamResponse(status=200, headers={"Content-Type": JSON})
-        await resp.prepare(request)
-        await resp.write((dumps({"type": "ERROR", "object": err.status()}) + "\n").encode())
-        return resp
+        return await _error_event(request, err)
     resp = web.StreamResponse(status=200, headers={"Content-Type": JSON, "Cache-Control": "no-cache"})
     resp.enable_chunked_encoding()
     try:
         await resp.prepare(request)
         for event_type, obj in initial:
             await resp.write(encoder.event(event_type, obj))
-        if initial_end:
+        del initial
+        if opts.send_initial_events and opts.allow_watch_bookmarks:
             await resp.write(encoder.bookmark({"k8s.io/initial-events-end": "true"}))
-        limit = timeout if timeout is not None else DEFAULT_WATCH_TIMEOUT
-        await _follow(resp, watcher, encoder, limit, bookmark_interval if bookmarks else None)
+        limit = opts.timeout_seconds if opts.timeout_seconds is not None else DEFAULT_WATCH_TIMEOUT
+        await _follow(
+            resp, watcher, encoder, limit, bookmark_interval if opts.allow_watch_bookmarks else None
+        )
         with contextlib.suppress(ConnectionResetError, RuntimeError):
             await resp.write_eof()
     except (ConnectionResetError, asyncio.CancelledError, RuntimeError):
