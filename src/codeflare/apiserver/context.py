@@ -56,6 +56,7 @@ class RequestContext:
     field_validation: str = "Warn"  # Strict | Warn | Ignore
     user_agent: str = ""
     warnings: list[str] = field(default_factory=list)
+    duplicate_fields: list[str] = field(default_factory=list)  # found by the body decoder
 
     def manager(self, default: str = "unknown") -> str:
         if self.field_manager:

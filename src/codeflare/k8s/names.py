@@ -17,11 +17,13 @@ __all__ = [
     "DNS1123_SUBDOMAIN_MAX",
     "LABEL_VALUE_MAX",
     "QUALIFIED_NAME_MAX",
+    "is_config_map_key",
     "is_dns1035_label",
     "is_dns1123_label",
     "is_dns1123_subdomain",
     "is_label_value",
     "is_path_segment_name",
+    "is_port_name",
     "is_qualified_name",
     "max_length_error",
 ]
@@ -158,3 +160,47 @@ def _qualified_name_part(name: str) -> list[str]:
 def is_label_value(value: str) -> list[str]:
     """Problems with a label value (which may be empty)."""
     return _length_and_format(value, LABEL_VALUE_MAX, _LABEL_VALUE_RE, _LABEL_VALUE_MSG)
+
+
+IANA_SVC_NAME_MAX = 15
+_PORT_NAME_CHARS_RE = re.compile("[-a-z0-9]+")
+_PORT_NAME_LETTER_RE = re.compile("[a-z]")
+_CONFIG_KEY_FMT = "[-._a-zA-Z0-9]+"
+_CONFIG_KEY_RE = re.compile(_CONFIG_KEY_FMT)
+_CONFIG_KEY_MSG = _regex_error(
+    "a valid config key must consist of alphanumeric characters, '-', '_' or '.'",
+    _CONFIG_KEY_FMT,
+    ("key.name", "KEY_NAME", "key-name"),
+)
+
+
+def is_port_name(value: str) -> list[str]:
+    """Problems with a named port (an IANA service name: ``http``, ``metrics-2``)."""
+    errs = []
+    if len(value) > IANA_SVC_NAME_MAX:
+        errs.append(max_length_error(IANA_SVC_NAME_MAX))
+    if not _PORT_NAME_CHARS_RE.fullmatch(value):
+        errs.append("must contain only alpha-numeric characters (a-z, 0-9), and hyphens (-)")
+    if "--" in value:
+        errs.append("must not contain consecutive hyphens")
+    if not _PORT_NAME_LETTER_RE.search(value):
+        errs.append("must contain at least one letter (a-z)")
+    if value.startswith("-") or value.endswith("-"):
+        errs.append("must not begin or end with a hyphen")
+    return errs
+
+
+def is_config_map_key(value: str) -> list[str]:
+    """Problems with a ConfigMap or Secret data key (``key.name``, ``KEY_NAME``)."""
+    errs = []
+    if len(value) > DNS1123_SUBDOMAIN_MAX:
+        errs.append(max_length_error(DNS1123_SUBDOMAIN_MAX))
+    if not _CONFIG_KEY_RE.fullmatch(value):
+        errs.append(_CONFIG_KEY_MSG)
+    if value == ".":
+        errs.append("must not be '.'")
+    elif value == "..":
+        errs.append("must not be '..'")
+    elif value.startswith(".."):
+        errs.append("must not start with '..'")
+    return errs

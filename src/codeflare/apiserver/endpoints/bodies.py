@@ -3,9 +3,12 @@
 ``json.loads`` and ``yaml.safe_load`` accept more than Kubernetes does: NaN and infinities,
 lone UTF-16 surrogates (which cannot be written back out), YAML timestamps, binary, sets,
 non-string keys, anchors that alias one node many times (a "billion laughs" document) or
-itself, and nesting deep enough to exhaust Python's recursion further down. This module turns a
-body into JSON-compatible dicts, lists, strings, numbers, booleans and None, or raises
-:class:`ValueError` naming the problem; the HTTP layer maps that to 400. No HTTP here.
+itself, and nesting deep enough to exhaust Python's recursion further down; and they keep the
+last of repeated keys silently. This module turns a body into JSON-compatible dicts, lists,
+strings, numbers, booleans and None, or raises :class:`ValueError` naming the problem; the HTTP
+layer maps that to 400. Repeated keys are not an error here: an object that has some comes back
+as a :class:`DecodedObject` listing them (``fieldValidation`` decides later whether they refuse
+the write). No HTTP here.
 """
 
 from __future__ import annotations
@@ -14,12 +17,26 @@ import base64
 import datetime
 import json
 import math
+import re
 from typing import Any
 
 import yaml
 
 MAX_DEPTH = 100
 MAX_NODES = 1_000_000
+
+
+_KEY_END = re.compile(r'"\s*:')
+
+
+class DecodedObject(dict[str, Any]):
+    """A decoded JSON or YAML object whose text repeated some keys.
+
+    ``duplicate_fields`` holds their dotted paths (``spec.paused``, ``spec.ports[0].name``) for
+    JSON, and kube-apiserver's YAML wording (``line 12: key "paused" already set in map``).
+    """
+
+    duplicate_fields: list[str]
 
 
 def _reject_constant(name: str) -> Any:
@@ -47,13 +64,78 @@ def _has_escaped_surrogate(text: str) -> bool:
 def decode_json(text: str) -> Any:
     """Parse JSON text strictly: no NaN/Infinity, no out-of-range numbers, no lone surrogates."""
     value = json.loads(text, parse_constant=_reject_constant, parse_float=_finite_float)
-    _check(value, 0, [0], check_strings=_has_escaped_surrogate(text), convert=False)
+    nodes = [0, 0]
+    _check(value, 0, nodes, check_strings=_has_escaped_surrogate(text), convert=False)
+    # Every key ends with `"` then `:`; more of those than keys decoded means a repeated key (or
+    # a string value holding `":`, which the exact second pass below tells apart).
+    if isinstance(value, dict) and len(_KEY_END.findall(text)) > nodes[1]:
+        duplicates = _json_duplicates(text)
+        if duplicates:
+            value = DecodedObject(value)
+            value.duplicate_fields = duplicates
     return value
+
+
+def _json_duplicates(text: str) -> list[str]:
+    """The paths of the keys repeated within one object of ``text`` (valid JSON), in order."""
+    found: list[str] = []
+
+    def pairs(items: list[tuple[str, Any]]) -> _Pairs:
+        return _Pairs(items)
+
+    tree = json.loads(text, object_pairs_hook=pairs, parse_constant=_reject_constant)
+    _collect_duplicates(tree, "", found)
+    return found
+
+
+class _Pairs(list[tuple[str, Any]]):
+    """An object's members in text order (the second pass keeps repeats)."""
+
+
+def _collect_duplicates(node: Any, path: str, found: list[str]) -> None:
+    if isinstance(node, _Pairs):
+        seen: set[str] = set()
+        for key, child in node:
+            sub = f"{path}.{key}" if path else key
+            if key in seen and sub not in found:
+                found.append(sub)
+            seen.add(key)
+            _collect_duplicates(child, sub, found)
+    elif isinstance(node, list):
+        for i, child in enumerate(node):
+            _collect_duplicates(child, f"{path}[{i}]", found)
+
+
+class _DuplicateKeyLoader(yaml.SafeLoader):
+    """PyYAML's safe loader noting repeated mapping keys with their lines."""
+
+    def __init__(self, stream: str) -> None:
+        super().__init__(stream)
+        self.duplicates: list[str] = []
+
+    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
+        seen: set[Any] = set()
+        for key_node, _ in node.value:
+            key = key_node.value if isinstance(key_node, yaml.ScalarNode) else None
+            if key is not None and key in seen:
+                line = key_node.start_mark.line + 1
+                self.duplicates.append(f"line {line}: key {json.dumps(key)} already set in map")
+            seen.add(key)
+        return super().construct_mapping(node, deep=deep)
 
 
 def decode_yaml(text: str) -> Any:
     """Parse one YAML document and convert it to the JSON value Kubernetes would see."""
-    return _check(yaml.safe_load(text), 0, [0], check_strings=True, convert=True)
+    loader = _DuplicateKeyLoader(text)
+    try:
+        raw = loader.get_single_data()
+    finally:
+        loader.dispose()
+    value = _check(raw, 0, [0, 0], check_strings=True, convert=True)
+    if isinstance(value, dict) and loader.duplicates:
+        value = DecodedObject(value)
+        value.duplicate_fields = loader.duplicates
+    return value
 
 
 def _scalar(value: Any, check_strings: bool) -> Any:
@@ -95,6 +177,7 @@ def _check(value: Any, depth: int, nodes: list[int], *, check_strings: bool, con
     if depth > MAX_DEPTH:
         raise ValueError(f"the body is nested deeper than {MAX_DEPTH} levels")
     if isinstance(value, dict):
+        nodes[1] += len(value)
         if not convert:
             for item in value.values():
                 _check(item, depth + 1, nodes, check_strings=check_strings, convert=False)

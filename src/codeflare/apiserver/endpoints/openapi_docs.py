@@ -5,8 +5,9 @@ answers ``/openapi/v2``, the ``/openapi/v3`` index and ``/openapi/v3/api/v1`` or
 ``/openapi/v3/apis/<group>/<version>``. Documents are rebuilt only when the resources of
 their group-version change (a CRD is created, updated or removed); the cache holds the
 :class:`ResourceType` objects it was built from and compares them by identity.
-Custom resources publish their CRD schema; built-in kinds are stored schema-less and are
-published as free-form objects (kubectl uses its compiled-in types for their strategic merge).
+Custom resources publish their CRD schema; built-in kinds the schema they are validated with
+(:mod:`codeflare.apiserver.registry.builtin_schemas`; kubectl still uses its compiled-in
+types for their strategic merge).
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from __future__ import annotations
 from typing import Any
 
 from codeflare.apiserver.endpoints import openapi
+from codeflare.apiserver.registry import builtin_schemas
 from codeflare.apiserver.registry.resources import ResourceRegistry, ResourceType
 
 _V3_PREFIX = "/openapi/v3/"
@@ -21,11 +23,12 @@ _V3_PREFIX = "/openapi/v3/"
 
 def resource_doc(rt: ResourceType) -> openapi.ResourceDoc:
     """The OpenAPI description of one served resource."""
+    schema = rt.raw_schema if rt.custom else builtin_schemas.published_schema(rt.group, rt.version, rt.kind)
     return openapi.ResourceDoc(
         kind=rt.kind,
         plural=rt.plural,
         namespaced=rt.namespaced,
-        schema=rt.raw_schema if rt.custom else None,
+        schema=schema,
         subresources=tuple(s for s in rt.subresources() if s != "finalize"),
         description=(rt.raw_schema or {}).get("description", "") if rt.custom else "",
     )

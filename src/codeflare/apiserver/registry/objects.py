@@ -138,6 +138,7 @@ class ObjectAPI:
 
     # -- create --------------------------------------------------------------------------------
     def create(self, rt: ResourceType, namespace: str, body: Any, ctx: RequestContext) -> dict[str, Any]:
+        rest.note_duplicates(ctx, body)
         obj = rest.check_body(rt, body)
         meta = obj["metadata"]
         if rt.namespaced:
@@ -184,6 +185,7 @@ class ObjectAPI:
         subresource: str = "",
         require_version: bool | None = None,
     ) -> dict[str, Any]:
+        rest.note_duplicates(ctx, body)
         obj = rest.check_body(rt, body)
         rest.check_update_target(rt, namespace, name, obj["metadata"])
         old = self._require(rt, namespace, name)
@@ -235,6 +237,7 @@ class ObjectAPI:
         force: bool = False,
     ) -> tuple[dict[str, Any], bool]:
         """Apply a patch; returns (object, created). Only server-side apply may create."""
+        rest.note_duplicates(ctx, body)
         old = self.store.get(rt.key, namespace, name)
         if patch_type == "apply":
             return self._apply(rt, namespace, name, old, body, ctx, subresource, force)

@@ -11,12 +11,14 @@ k8s.io/apiserver's ``BeforeCreate``/``BeforeUpdate`` steps as pure functions: no
 from __future__ import annotations
 
 import copy
+import json
 import secrets
 from collections.abc import Callable
 from typing import Any
 
 from codeflare.apiserver import errors
 from codeflare.apiserver.context import RequestContext
+from codeflare.apiserver.registry import builtin_schemas
 from codeflare.apiserver.registry.resources import ResourceType
 from codeflare.k8s.schema.field import ErrorType, FieldError
 
@@ -187,20 +189,47 @@ def check_update_version(
 def apply_schema(
     rt: ResourceType, obj: dict[str, Any], old: dict[str, Any] | None, ctx: RequestContext
 ) -> list[FieldError]:
-    """Default, prune and validate a custom object against its version's schema, in place.
+    """Default, prune and validate an object against its kind's schema, in place.
 
-    Pruned fields are warnings (``fieldValidation=Warn``, the default), a 400 (``Strict``) or
-    silently dropped (``Ignore``); the validation errors are returned. ``old`` is the stored
-    object an update replaces (None on create), for the schema's transition rules.
+    Custom resources use their CRD version's schema; built-in kinds the schema the server
+    publishes for them (:mod:`~codeflare.apiserver.registry.builtin_schemas`), whose
+    quantities are then written as canonical strings. Pruned fields, with the duplicate fields
+    the body decoder found, are reported by :func:`report_fields` per ``fieldValidation``.
+    The validation errors are returned. ``old`` is the stored object an update replaces (None
+    on create), for the schema's transition rules.
     """
-    if rt.schema is None:
+    builtin = None if rt.custom else builtin_schemas.compiled(rt.group, rt.version, rt.kind)
+    schema = builtin.compiled if builtin is not None else rt.schema
+    if schema is None:
+        report_fields(ctx, [])
         return []
-    rt.schema.default(obj)
-    pruned = rt.schema.prune(obj)
-    if pruned and ctx.field_validation != "Ignore":
-        messages = [f'unknown field "{p}"' for p in pruned]
-        if ctx.field_validation == "Strict":
-            raise errors.bad_request("strict decoding error: " + ", ".join(messages))
-        ctx.warnings.extend(messages)
-    result: list[FieldError] = rt.schema.validate(obj, old)
+    schema.default(obj)
+    report_fields(ctx, schema.prune(obj))
+    result: list[FieldError] = schema.validate(obj, old)
+    if builtin is not None and not result:
+        result = builtin.canonical_quantities(obj)
     return result
+
+
+def note_duplicates(ctx: RequestContext, body: Any) -> None:
+    """Keep the duplicate fields the body decoder found (``DecodedObject.duplicate_fields``)."""
+    ctx.duplicate_fields = list(getattr(body, "duplicate_fields", ()))
+
+
+def report_fields(ctx: RequestContext, pruned: list[str]) -> None:
+    """Unknown (pruned) and duplicate fields: a 400 (``Strict``), warnings (``Warn``) or nothing.
+
+    Duplicates come from the body decoder (``ctx.duplicate_fields``); a field both unknown and
+    duplicated is reported once, as unknown, as kube-apiserver does for typed objects.
+    """
+    duplicates = [d for d in ctx.duplicate_fields if d not in pruned]
+    ctx.duplicate_fields = []
+    if ctx.field_validation == "Ignore" or not (pruned or duplicates):
+        return
+    # Paths quoted as Go's %q does for ASCII (control characters escaped: they go into headers).
+    messages = [f"unknown field {json.dumps(p)}" for p in pruned] + [
+        d if d.startswith("line ") else f"duplicate field {json.dumps(d)}" for d in duplicates
+    ]
+    if ctx.field_validation == "Strict":
+        raise errors.bad_request("strict decoding error: " + ", ".join(messages))
+    ctx.warnings.extend(messages)

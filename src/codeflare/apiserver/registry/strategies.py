@@ -3,7 +3,8 @@
 Namespaces (finalizer ``kubernetes``, phase Active/Terminating, the name label), Pods (phase
 Pending on create), Services (a cluster IP), and CustomResourceDefinitions (validation of the
 definition, accepted names and conditions, and registration of the served resource with its
-compiled schema). Everything else is stored as given. No I/O beyond the store handed in.
+compiled schema). Every built-in kind also gets kube-apiserver's hand-written rules
+(:mod:`~codeflare.apiserver.registry.builtin_validation`). No I/O beyond the store handed in.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ import logging
 import re
 from typing import Any
 
+from codeflare.apiserver.registry import builtin_validation
 from codeflare.apiserver.registry.resources import (
     ALL_VERBS,
     BASE_FIELD_SELECTORS,
@@ -67,6 +69,8 @@ class Strategies:
 
     # -- hooks called by ObjectAPI ----------------------------------------------------------------
     def prepare_create(self, rt: ResourceType, obj: dict[str, Any]) -> None:
+        if not rt.custom:
+            builtin_validation.default(rt.key, obj)
         if rt.key == "core/namespaces":
             if not isinstance(obj.get("spec"), dict):
                 obj["spec"] = {}
@@ -89,6 +93,8 @@ class Strategies:
             self._prepare_crd(obj, None)
 
     def prepare_update(self, rt: ResourceType, new: dict[str, Any], old: dict[str, Any]) -> None:
+        if not rt.custom:
+            builtin_validation.default(rt.key, new)
         if rt.key == "core/namespaces":
             labels = new["metadata"].setdefault("labels", {})
             if isinstance(labels, dict):
@@ -143,7 +149,7 @@ class Strategies:
             return validate_crd(obj, old, self.registry)
         if rt.key.startswith("admissionregistration.k8s.io/") and rt.plural.endswith("webhookconfigurations"):
             return validate_configuration(obj, mutating=rt.plural.startswith("mutating"))
-        return []
+        return [] if rt.custom else builtin_validation.validate(rt.key, obj, old)
 
     def after_write(self, rt: ResourceType, obj: dict[str, Any], old: dict[str, Any] | None) -> None:
         if rt.key == CRD_KEY:
