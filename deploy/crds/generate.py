@@ -249,6 +249,11 @@ def crd(
     }
 
 
+def rules(*pairs: tuple[str, str]) -> dict[str, list[Schema]]:
+    """``x-kubernetes-validations`` from (CEL rule, message) pairs, to spread into a node's rules."""
+    return {"x-kubernetes-validations": [{"rule": rule, "message": message} for rule, message in pairs]}
+
+
 def condition_status(condition_type: str) -> str:
     return f'.status.conditions[?(@.type=="{condition_type}")].status'
 
@@ -533,7 +538,26 @@ def app_wrapper() -> Schema:
 # --- kueue.x-k8s.io/v1beta1 ------------------------------------------------------------------
 
 
+# Kueue v0.14 apis/kueue/v1beta1/resourceflavor_types.go and workload_types.go (PodSetUpdate): the
+# toleration rules its CRDs carry. Operator and effect values are also enums here (toleration()).
+TOLERATION_RULES = rules(
+    (
+        "self.all(x, !has(x.key) ? x.operator == 'Exists' : true)",
+        "operator must be Exists when 'key' is empty, which means 'match all values and all keys'",
+    ),
+    (
+        "self.all(x, has(x.tolerationSeconds) ? x.effect == 'NoExecute' : true)",
+        "effect must be 'NoExecute' when 'tolerationSeconds' is set",
+    ),
+    (
+        "self.all(x, has(x.operator) && x.operator == 'Exists' ? !has(x.value) : true)",
+        "a value must be empty when 'operator' is 'Exists'",
+    ),
+)
+
+
 def resource_flavor() -> Schema:
+    # Kueue v0.14 apis/kueue/v1beta1/resourceflavor_types.go (ResourceFlavorSpec markers).
     spec = obj(
         {
             "nodeLabels": _node(
@@ -542,10 +566,22 @@ def resource_flavor() -> Schema:
                 {"additionalProperties": string(), "maxProperties": 8},
             ),
             "nodeTaints": array(taint(), "Taints of the nodes of this flavor.", maxItems=8),
-            "tolerations": array(toleration(), "Tolerations added to admitted pods.", maxItems=8),
+            "tolerations": array(
+                toleration(), "Tolerations added to admitted pods.", maxItems=8, **TOLERATION_RULES
+            ),
             "topologyName": string("Topology used for topology-aware scheduling."),
         },
         "The nodes a flavor stands for.",
+        **rules(
+            (
+                "!has(self.topologyName) || self.nodeLabels.size() >= 1",
+                "at least one nodeLabel is required when topology is set",
+            ),
+            (
+                "!has(oldSelf.topologyName) || self == oldSelf",
+                "resourceFlavorSpec are immutable when topologyName is set",
+            ),
+        ),
     )
     return crd(
         "kueue.x-k8s.io",
@@ -562,20 +598,22 @@ def resource_flavor() -> Schema:
     )
 
 
-def usage_by_flavor(description: str, with_borrowed: bool = True) -> Schema:
+def usage_by_flavor(description: str, with_borrowed: bool = True, max_items: int = 64) -> Schema:
     resource: dict[str, Schema] = {"name": string(), "total": quantity("Amount used.")}
     if with_borrowed:
         resource["borrowed"] = quantity("Amount over the nominal quota.")
+    resources = keyed_list(obj(resource, required=["name"]), maxItems=max_items)
     return keyed_list(
-        obj(
-            {"name": string("Flavor."), "resources": keyed_list(obj(resource, required=["name"]))},
-            required=["name", "resources"],
-        ),
+        obj({"name": string("Flavor."), "resources": resources}, required=["name", "resources"]),
         description=description,
+        maxItems=max_items,
     )
 
 
 def cluster_queue() -> Schema:
+    # Kueue v0.14 apis/kueue/v1beta1/clusterqueue_types.go: MinItems/MaxItems, Enum and XValidation
+    # markers. The rules Kueue checks in its webhook (non-negative quantities, resource names equal
+    # to coveredResources in order, selectors...) are in codeflare.api.kueue_validation instead.
     flavor_quotas = obj(
         {
             "name": string("A ResourceFlavor.", maxLength=253, pattern=DNS_SUBDOMAIN),
@@ -589,7 +627,7 @@ def cluster_queue() -> Schema:
                     },
                     required=["name", "nominalQuota"],
                 ),
-                maxItems=16,
+                maxItems=64,
                 minItems=1,
             ),
         },
@@ -597,12 +635,18 @@ def cluster_queue() -> Schema:
     )
     resource_group = obj(
         {
-            "coveredResources": array(string(), "Resources quota is given for.", maxItems=16, minItems=1),
+            "coveredResources": array(string(), "Resources quota is given for.", maxItems=64, minItems=1),
             "flavors": keyed_list(
-                flavor_quotas, description="Flavors in order of preference.", maxItems=16, minItems=1
+                flavor_quotas, description="Flavors in order of preference.", maxItems=64, minItems=1
             ),
         },
         required=["coveredResources", "flavors"],
+        **rules(
+            (
+                "self.flavors.all(x, size(x.resources) == size(self.coveredResources))",
+                "flavors must have the same number of resources as the coveredResources",
+            )
+        ),
     )
     policy = ["Never", "LowerPriority"]
     spec = obj(
@@ -638,11 +682,25 @@ def cluster_queue() -> Schema:
                 },
                 "Which admitted workloads may be evicted to admit a pending one.",
                 default={},
+                **rules(
+                    (
+                        "!(self.reclaimWithinCohort == 'Never' && has(self.borrowWithinCohort)"
+                        " && self.borrowWithinCohort.policy != 'Never')",
+                        "reclaimWithinCohort=Never and borrowWithinCohort.Policy!=Never",
+                    )
+                ),
             ),
             "stopPolicy": enum(["None", "Hold", "HoldAndDrain"], "Stop admitting (and evicting).", "None"),
             "admissionChecks": array(string(), "Checks every workload must pass before admission."),
         },
         "Quota and admission policy.",
+        **rules(
+            (
+                "!has(self.cohort) && has(self.resourceGroups) ? self.resourceGroups.all(rg,"
+                " rg.flavors.all(f, f.resources.all(r, !has(r.borrowingLimit)))) : true",
+                "borrowingLimit must be nil when cohort is empty",
+            )
+        ),
     )
     status = obj(
         {
@@ -693,9 +751,11 @@ def local_queue() -> Schema:
             "pendingWorkloads": integer("Workloads waiting for admission.", minimum=0),
             "reservingWorkloads": integer("Workloads holding quota.", minimum=0),
             "admittedWorkloads": integer("Workloads admitted.", minimum=0),
-            "flavorsReservation": usage_by_flavor("Quota reserved, by flavor.", with_borrowed=False),
+            "flavorsReservation": usage_by_flavor(
+                "Quota reserved, by flavor.", with_borrowed=False, max_items=16
+            ),
             "flavorUsage": usage_by_flavor(
-                "Quota used by admitted workloads, by flavor.", with_borrowed=False
+                "Quota used by admitted workloads, by flavor.", with_borrowed=False, max_items=16
             ),
             "conditions": conditions("Active."),
         },
@@ -720,23 +780,64 @@ def local_queue() -> Schema:
     )
 
 
+# Kueue v0.14 apis/kueue/v1beta1/workload_types.go, the rules on the Workload type itself: while
+# quota is reserved the admission covers every pod set and the priority source and queue stay.
+QUOTA_RESERVED = "has({0}.status) && has({0}.status.conditions) && {0}.status.conditions.exists(c, " \
+    "c.type == 'QuotaReserved' && c.status == 'True')"
+WORKLOAD_RULES = rules(
+    (
+        f"{QUOTA_RESERVED.format('self')} && has(self.status.admission) ? "
+        "size(self.spec.podSets) == size(self.status.admission.podSetAssignments) : true",
+        "podSetAssignments must have the same number of podSets as the spec",
+    ),
+    (
+        f"({QUOTA_RESERVED.format('oldSelf')}) ? "
+        "(oldSelf.spec.priorityClassSource == self.spec.priorityClassSource) : true",
+        "field is immutable",
+    ),
+    (
+        f"({QUOTA_RESERVED.format('oldSelf')} && has(oldSelf.spec.priorityClassName) && "
+        "has(self.spec.priorityClassName)) ? "
+        "(oldSelf.spec.priorityClassName == self.spec.priorityClassName) : true",
+        "field is immutable",
+    ),
+    (
+        f"({QUOTA_RESERVED.format('oldSelf')}) && ({QUOTA_RESERVED.format('self')}) && "
+        "has(oldSelf.spec.queueName) && has(self.spec.queueName) ? "
+        "oldSelf.spec.queueName == self.spec.queueName : true",
+        "field is immutable",
+    ),
+)
+
+
 def workload() -> Schema:
+    # Kueue v0.14 apis/kueue/v1beta1/workload_types.go (WorkloadSpec, PodSet, Admission markers).
     pod_set_spec = obj(
         {
             "name": string("Pod set name.", maxLength=63, pattern=DNS_LABEL, default="main"),
             "count": integer("Pods in the set.", minimum=0, default=1),
-            "minCount": integer("Fewest pods the job can run with (partial admission).", minimum=0),
+            "minCount": integer("Fewest pods the job can run with (partial admission).", minimum=1),
             "template": pod_template("PodTemplateSpec of the set's pods."),
         },
         required=["name", "count", "template"],
+        **rules(
+            (
+                "has(self.minCount) ? self.minCount <= self.count : true",
+                "minCount should be positive and less or equal to count",
+            )
+        ),
     )
     spec = obj(
         {
             "podSets": keyed_list(
                 pod_set_spec, description="Pods the workload needs.", minItems=1, maxItems=8
             ),
-            "queueName": string("LocalQueue the workload is queued in."),
-            "priorityClassName": string("Priority class the priority came from."),
+            "queueName": string(
+                "LocalQueue the workload is queued in.", maxLength=253, pattern=DNS_SUBDOMAIN
+            ),
+            "priorityClassName": string(
+                "Priority class the priority came from.", maxLength=253, pattern=DNS_SUBDOMAIN
+            ),
             "priority": integer("Higher is admitted first and preempted last."),
             "priorityClassSource": enum(
                 ["kueue.x-k8s.io/workloadpriorityclass", "scheduling.k8s.io/priorityclass", ""],
@@ -747,13 +848,21 @@ def workload() -> Schema:
         },
         "What the job needs.",
         required=["podSets"],
+        **rules(
+            (
+                "has(self.priorityClassName) ? has(self.priority) : true",
+                "priority should not be nil when priorityClassName is set",
+            )
+        ),
     )
     assignment = obj(
         {
-            "name": string("Pod set name."),
+            "name": string("Pod set name.", maxLength=63, pattern=DNS_LABEL),
             "flavors": string_map("Flavor assigned to each resource."),
             "resourceUsage": quantity_map("Quota used by the set, by resource."),
-            "count": integer("Pods admitted (less than the pod set's count under partial admission)."),
+            "count": integer(
+                "Pods admitted (less than the pod set's count under partial admission).", minimum=0
+            ),
         },
         required=["name"],
     )
@@ -761,8 +870,10 @@ def workload() -> Schema:
         {
             "admission": obj(
                 {
-                    "clusterQueue": string("ClusterQueue holding the quota."),
-                    "podSetAssignments": keyed_list(assignment),
+                    "clusterQueue": string(
+                        "ClusterQueue holding the quota.", maxLength=253, pattern=DNS_SUBDOMAIN
+                    ),
+                    "podSetAssignments": keyed_list(assignment, maxItems=8),
                 },
                 "Where quota was reserved; unset while pending.",
                 required=["clusterQueue", "podSetAssignments"],
@@ -777,15 +888,17 @@ def workload() -> Schema:
             "reclaimablePods": keyed_list(
                 obj({"name": string(), "count": integer(minimum=0)}, required=["name", "count"]),
                 description="Pods of each set that finished and can give back quota.",
+                maxItems=8,
             ),
             "resourceRequests": keyed_list(
                 obj({"name": string(), "resources": quantity_map()}, required=["name"]),
                 description="Total requests of each pod set.",
+                maxItems=8,
             ),
         },
         "Observed state, written by the queueing controller.",
     )
-    return crd(
+    definition = crd(
         "kueue.x-k8s.io",
         "Workload",
         "workloads",
@@ -803,6 +916,8 @@ def workload() -> Schema:
         categories=KUEUE_CATEGORIES,
         description="One queued job's demand for quota, and its admission.",
     )
+    definition["spec"]["versions"][0]["schema"]["openAPIV3Schema"].update(WORKLOAD_RULES)
+    return definition
 
 
 def workload_priority_class() -> Schema:
@@ -818,7 +933,13 @@ def workload_priority_class() -> Schema:
         categories=KUEUE_CATEGORIES,
         description="A named priority for workloads, independent of pod priority.",
         top_level={
-            "value": integer("Priority of the workloads naming this class; higher first."),
+            # Kueue's Go type is int32; the bounds make the API server refuse what its client
+            # could not decode (kube-apiserver does not check integer formats).
+            "value": integer(
+                "Priority of the workloads naming this class; higher first.",
+                minimum=-(2**31),
+                maximum=2**31 - 1,
+            ),
             "description": string("What the class is for."),
         },
         required=["value"],

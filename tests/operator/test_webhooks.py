@@ -136,6 +136,9 @@ def test_ready_only_with_configurations_carrying_the_serving_ca(
         "mrayjob.ray.openshift.ai",
         "mappwrapper.workload.codeflare.dev",
         "vappwrapper.workload.codeflare.dev",
+        "vclusterqueue.kb.io",
+        "vresourceflavor.kb.io",
+        "vworkload.kb.io",
     }
     for hook in mutating["webhooks"] + validating["webhooks"]:
         assert hook["clientConfig"]["url"].startswith("https://127.0.0.1:")

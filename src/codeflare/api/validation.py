@@ -3,7 +3,8 @@
 Two layers use this: the SDK's typed configuration checks user input field by field (names and
 labels with the rules of :mod:`codeflare.k8s.names`, extended resource names here), and every
 builder in ``codeflare.api`` passes its output through :func:`validate_against_crd`, so a manifest
-that our CRDs would reject (or silently prune) never leaves the SDK. Checks return plain problem
+that our CRDs (or, for Kueue's kinds, Kueue's webhooks) would reject, or that a server would
+silently prune, never leaves the SDK. Checks return plain problem
 strings; raising is left to the caller, except :func:`validate_against_crd`, which raises
 :class:`ManifestError`. No I/O.
 """
@@ -81,9 +82,10 @@ def validate_against_crd(obj: dict[str, Any]) -> None:
 
     Checked: the kind is one we ship a CRD for; metadata by the API server's own ObjectMeta rules
     (:mod:`codeflare.k8s.schema.objectmeta`: name, namespace, labels, annotations and their total
-    size); the CRD version's schema (types, enums, patterns, bounds, required fields); and
-    that pruning would remove nothing (a field the schema does not declare is reported, since a
-    server would drop it silently). Defaults are not applied and ``obj`` is not modified.
+    size); the CRD version's schema (types, enums, patterns, bounds, required fields, CEL
+    rules); for Kueue's kinds the rules of Kueue's webhooks (:mod:`codeflare.api.kueue_validation`);
+    and that pruning would remove nothing (a field the schema does not declare is reported, since
+    a server would drop it silently). Defaults are not applied and ``obj`` is not modified.
     """
     api_version, kind = obj.get("apiVersion", ""), obj.get("kind", "")
     raw_meta = obj.get("metadata")
@@ -95,6 +97,11 @@ def validate_against_crd(obj: dict[str, Any]) -> None:
         raise ManifestError(kind or "object", name, problems)
     schema = _compiled_schema(api_version, kind)
     problems += [(error.field, error.message().partition(": ")[2]) for error in schema.validate(obj)]
+    if api_version.startswith("kueue.x-k8s.io/"):
+        from codeflare.api.kueue_validation import VALIDATORS
+
+        check = VALIDATORS.get(kind)
+        problems += [(error.field, error.body()) for error in (check(obj, None) if check else [])]
     probe = copy.deepcopy(obj)
     problems += [
         (path, "is not declared by the CRD schema (a server would drop it)") for path in schema.prune(probe)

@@ -32,7 +32,7 @@ from codeflare.kube import errors
 from codeflare.kube.client import AsyncKube
 from codeflare.kube.discovery import Discovery
 from codeflare.kube.kinds import Kind
-from codeflare.operator.webhooks import appwrapper, raycluster
+from codeflare.operator.webhooks import appwrapper, kueue, raycluster
 from codeflare.operator.webhooks.admission import (
     AccessCheck,
     AdmissionRequest,
@@ -68,7 +68,11 @@ VALIDATING = Kind(
 
 @dataclass(frozen=True)
 class Endpoint:
-    """One webhook: its path, rule, what it intercepts, and whether it mutates."""
+    """One webhook: its path, rule, what it intercepts, and whether it mutates.
+
+    ``resource`` may name several resources and subresources, comma-separated
+    (``workloads,workloads/status``); ``scope`` is the rule's Namespaced or Cluster.
+    """
 
     path: str
     rule: Rule
@@ -78,6 +82,22 @@ class Endpoint:
     resource: str
     operations: tuple[str, ...]
     mutating: bool
+    scope: str = "Namespaced"
+
+
+def _kueue_endpoint(kind: str, resources: str, scope: str) -> Endpoint:
+    """Kueue's validating webhook of ``kind``: its path and name as Kueue registers them."""
+    return Endpoint(
+        f"/validate-kueue-x-k8s-io-v1beta1-{kind}",
+        kueue.validate_kueue_object,
+        f"v{kind}.kb.io",
+        "kueue.x-k8s.io",
+        "v1beta1",
+        resources,
+        ("CREATE", "UPDATE"),
+        False,
+        scope,
+    )
 
 
 ENDPOINTS: tuple[Endpoint, ...] = (
@@ -131,6 +151,10 @@ ENDPOINTS: tuple[Endpoint, ...] = (
         ("CREATE", "UPDATE"),
         False,
     ),
+    # Kueue v0.14 pkg/webhooks/*_webhook.go kubebuilder:webhook markers (validating ones).
+    _kueue_endpoint("clusterqueue", "clusterqueues", "Cluster"),
+    _kueue_endpoint("resourceflavor", "resourceflavors", "Cluster"),
+    _kueue_endpoint("workload", "workloads,workloads/status", "Namespaced"),
 )
 
 
@@ -176,7 +200,9 @@ class WebhookCertificates:
 def webhook_configurations(
     base_url: str, ca_bundle_b64: str, failure_policy: str = "Ignore"
 ) -> tuple[Obj, Obj]:
-    """(mutating, validating) configurations naming the server at ``base_url``."""
+    """(mutating, validating) configurations naming the server at ``base_url``.
+
+    Every webhook is registered whichever controllers are enabled (their rules are the API's)."""
 
     def webhook(endpoint: Endpoint) -> Obj:
         return {
@@ -187,8 +213,8 @@ def webhook_configurations(
                     "apiGroups": [endpoint.group],
                     "apiVersions": [endpoint.version],
                     "operations": list(endpoint.operations),
-                    "resources": [endpoint.resource],
-                    "scope": "Namespaced",
+                    "resources": endpoint.resource.split(","),
+                    "scope": endpoint.scope,
                 }
             ],
             "admissionReviewVersions": ["v1"],
