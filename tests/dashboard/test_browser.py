@@ -30,7 +30,10 @@ def test_views_load_and_a_queued_cluster_shows_its_reason_and_position(plane: Pl
     page.goto(plane.admin.url)
     expect = _expect()
     expect(page.get_by_role("heading", name="My work")).to_be_visible()
-    third, fourth = row(page, "RayCluster", "team-a", "c-third"), row(page, "RayCluster", "team-a", "d-fourth")
+    third, fourth = (
+        row(page, "RayCluster", "team-a", "c-third"),
+        row(page, "RayCluster", "team-a", "d-fourth"),
+    )
     expect(third.locator(".position")).to_have_text("#1 in cq-a", timeout=WAIT_MS)
     expect(fourth.locator(".position")).to_have_text("#2 in cq-a", timeout=WAIT_MS)
     expect(third.locator(".reason")).to_contain_text("insufficient quota for cpu")
@@ -65,20 +68,28 @@ def test_an_admission_and_a_new_worker_appear_without_a_reload(plane: Plane, pag
     expect(third.locator(".state")).not_to_have_text("Queued", timeout=WAIT_MS)
     expect(row(page, "RayCluster", "team-a", "d-fourth").locator(".position")).to_have_text("#1 in cq-a")
 
-    plane.kube.create(kinds.RAYCLUSTER, {**qo.raycluster("workers", "team-b", cpu="1", queue=None, workers=2)})
+    plane.kube.create(
+        kinds.RAYCLUSTER, {**qo.raycluster("workers", "team-b", cpu="1", queue=None, workers=2)}
+    )
     plane.kube.patch(kinds.RAYCLUSTER, "workers", {"spec": {"suspend": False}}, "team-b")
     workers = row(page, "RayCluster", "team-b", "workers")
     expect(workers.locator("td").nth(6)).to_have_text("0/2", timeout=WAIT_MS)
-    plane.kube.patch(kinds.RAYCLUSTER, "workers", {"status": {"readyWorkerReplicas": 1}}, "team-b", status=True)
+    plane.kube.patch(
+        kinds.RAYCLUSTER, "workers", {"status": {"readyWorkerReplicas": 1}}, "team-b", status=True
+    )
     expect(workers.locator("td").nth(6)).to_have_text("1/2", timeout=WAIT_MS)
     assert navigations == [], f"the page reloaded: {navigations}"
 
 
-def test_a_namespace_limited_user_sees_only_her_namespace_and_a_clear_refusal(plane: Plane, page: Any) -> None:
+def test_a_namespace_limited_user_sees_only_her_namespace_and_a_clear_refusal(
+    plane: Plane, page: Any
+) -> None:
     page.goto(plane.alice.url)
     expect = _expect()
     expect(row(page, "RayCluster", "team-a", "b-second")).to_be_visible(timeout=WAIT_MS)
-    assert wait_for(lambda: plane.kube.find(kinds.RAYCLUSTER, "workers", "team-b"), 10, what="team-b's cluster")
+    assert wait_for(
+        lambda: plane.kube.find(kinds.RAYCLUSTER, "workers", "team-b"), 10, what="team-b's cluster"
+    )
     expect(page.locator('tr[data-key*="/team-b/"]')).to_have_count(0)
     assert "team-b" not in page.content()
 

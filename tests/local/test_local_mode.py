@@ -59,9 +59,11 @@ def home(tmp_path: Path) -> Iterator[Path]:
 
 
 def test_up_down_up_keeps_objects_and_leaves_no_process(home: Path) -> None:
-    codeflare(home, "up")
+    started = codeflare(home, "up")
     recorded = json.loads((home / "processes.json").read_text())
-    assert set(recorded) == {"apiserver", "operator", "agent"}
+    assert set(recorded) == {"apiserver", "operator", "agent", "dashboard"}
+    url = (home / "dashboard" / "url").read_text().strip()
+    assert f"dashboard: {url}" in started.stdout and url in codeflare(home, "status").stdout
     kube = Kube(config.from_kubeconfig(home / "kubeconfig"))
     try:
         assert kube.find(kinds.LOCAL_QUEUE, "local-queue", "default") is not None

@@ -44,6 +44,7 @@ def _up(args: argparse.Namespace) -> int:
     mode = LocalMode(args.home)
     mode.up()
     print(f"local mode is up (home {mode.home})")
+    print(f"  dashboard: {mode.dashboard_url() or '-'}")
     print(f"  kubectl:  export KUBECONFIG={mode.kubeconfig}")
     print("  SDK:      from codeflare.sdk import Cluster, ClusterConfiguration  # uses local mode by default")
     print("  stop:     codeflare local down")
@@ -74,6 +75,7 @@ def _status(args: argparse.Namespace) -> int:
     else:
         print(f"home:       {status['home']}")
         print(f"kubeconfig: {status['kubeconfig'] or '-'}")
+        print(f"dashboard:  {status['dashboard'] or '-'}")
         for name, comp in status["components"].items():
             state = f"running (pid {comp['pid']})" if comp["running"] else "stopped"
             print(f"{name:<10}  {state:<22} {comp['log'] or ''}")

@@ -9,6 +9,7 @@ wrapped by an AppWrapper is shown once, under its owner. Estimated start times a
 
 from __future__ import annotations
 
+import datetime
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
@@ -20,7 +21,6 @@ from codeflare.k8s.constants import (
     JOB_UID_LABEL,
     QUEUE_NAME_LABEL,
 )
-from codeflare.k8s.timestamps import epoch_seconds
 from codeflare.k8s.types import Obj
 from codeflare.kube import kinds
 from codeflare.kube.kinds import Kind
@@ -44,7 +44,7 @@ class WorkRow:
     namespace: str
     name: str
     state: str
-    created: float | None = None
+    created: str = ""  # RFC 3339, as the API wrote it
     queue: str = ""
     reason: str = ""
     message: str = ""
@@ -65,18 +65,12 @@ class WorkRow:
         return ACTIONS.get(self.kind, {})
 
     def age(self, now: float) -> str:
-        return age(self.created, now)
+        """kubectl's AGE column (the API server's own formatting of it)."""
+        if not self.created:
+            return "-"
+        from codeflare.apiserver.endpoints.tables import human_age
 
-
-def age(created: float | None, now: float) -> str:
-    """kubectl's AGE column: ``45s``, ``12m``, ``5h``, ``3d``."""
-    if created is None:
-        return "-"
-    seconds = max(0, int(now - created))
-    for unit, size in (("d", 86400), ("h", 3600), ("m", 60)):
-        if seconds >= size * (2 if unit != "m" else 1):
-            return f"{seconds // size}{unit}"
-    return f"{seconds}s"
+        return human_age(self.created, datetime.datetime.fromtimestamp(now, datetime.UTC))
 
 
 def desired_workers(cluster_spec: Mapping[str, object]) -> int:
@@ -204,7 +198,7 @@ def _row(
         namespace=str(m.get("namespace") or ""),
         name=str(m.get("name") or ""),
         state=state,
-        created=epoch_seconds(m.get("creationTimestamp")),
+        created=str(m.get("creationTimestamp") or ""),
         queue=str((m.get("labels") or {}).get(QUEUE_NAME_LABEL) or ""),
         reason=reason,
         message=message,

@@ -1,7 +1,7 @@
 """``codeflare local up|down|status``: the embedded control plane as background processes.
 
-``up`` starts the API server, the operator and the node agent (each its own process and process
-group, logs under ``<home>/logs``), bootstraps the API (:mod:`bootstrap`), and returns once the
+``up`` starts the API server, the operator, the node agent and the dashboard (each its own process
+and process group, logs under ``<home>/logs``), bootstraps the API (:mod:`bootstrap`), and returns once the
 Node is Ready and the operator is ready. It is idempotent. ``down`` stops everything ``up``
 started, by the process groups it created (:mod:`components`), even where a process's identity is
 in doubt; the agent stops every Ray process it started on its way out, and Ray nodes an agent left
@@ -35,8 +35,9 @@ from codeflare.local.mode import components
 from codeflare.local.mode.bootstrap import OPERATOR_NAMESPACE, bootstrap
 from codeflare.local.mode.components import Component, DownReport, Stopped
 
-COMPONENTS = ("apiserver", "operator", "agent")
-STOP_ORDER = ("agent", "operator", "apiserver")
+COMPONENTS = ("apiserver", "operator", "agent", "dashboard")
+STOP_ORDER = ("dashboard", "agent", "operator", "apiserver")
+DASHBOARD_PORT = 8686  # the dashboard's port when free at the first `up` (then kept)
 
 
 class LocalMode:
@@ -56,6 +57,17 @@ class LocalMode:
         """The operator's own credentials (its ServiceAccount's token), never admin's."""
         return self.home / "operator.kubeconfig"
 
+    @property
+    def dashboard_url_file(self) -> Path:
+        return self.home / "dashboard" / "url"
+
+    def dashboard_url(self) -> str | None:
+        """The URL the running dashboard printed (None before the first ``up``)."""
+        try:
+            return self.dashboard_url_file.read_text().strip() or None
+        except OSError:
+            return None
+
     def components(self) -> dict[str, Component]:
         return components.load(self.record)
 
@@ -71,17 +83,7 @@ class LocalMode:
         )
 
     def _port(self) -> int:
-        if self.port:
-            return self.port
-        saved = self.home / "apiserver" / "port"
-        if saved.exists():
-            return int(saved.read_text().strip())
-        with socket.socket() as sock:
-            sock.bind(("127.0.0.1", 0))
-            port = int(sock.getsockname()[1])
-        saved.parent.mkdir(parents=True, exist_ok=True)
-        saved.write_text(str(port))
-        return port
+        return self.port or _saved_port(self.home / "apiserver" / "port")
 
     def up(self, timeout: float = 120.0) -> dict[str, Component]:
         """Start whatever is not running and wait until the control plane is ready."""
@@ -120,7 +122,10 @@ class LocalMode:
             )
         if "agent" not in started:
             started["agent"] = self._spawn("agent", ["local", "agent", "--home", str(self.home)])
+        if "dashboard" not in started:
+            started["dashboard"] = self._spawn_dashboard(probe_port)
         components.save(self.record, started)
+        self._wait(self.dashboard_url_file.exists, timeout, "the dashboard to listen", started["dashboard"])
         self._wait(
             lambda: _http_ok(f"http://127.0.0.1:{probe_port}/readyz"),
             timeout,
@@ -129,6 +134,14 @@ class LocalMode:
         )
         self._wait(self._node_ready, timeout, "the node agent to register a Ready node", started["agent"])
         return started
+
+    def _spawn_dashboard(self, probe_port: int) -> Component:
+        """The dashboard, with the admin kubeconfig users get, on a port kept across ups."""
+        self.dashboard_url_file.unlink(missing_ok=True)
+        port = _saved_port(self.home / "dashboard" / "port", DASHBOARD_PORT)
+        args = ["dashboard", "--kubeconfig", str(self.kubeconfig), "--port", str(port)]
+        args += ["--operator-health", f"http://127.0.0.1:{probe_port}/readyz"]
+        return self._spawn("dashboard", [*args, "--url-file", str(self.dashboard_url_file)])
 
     def _node_ready(self) -> bool:
         from codeflare.kube import config, kinds
@@ -193,6 +206,7 @@ class LocalMode:
         return {
             "home": str(self.home),
             "kubeconfig": str(self.kubeconfig) if self.kubeconfig.exists() else None,
+            "dashboard": self.dashboard_url(),
             "components": {
                 name: {
                     "running": bool(c and self.running(c)),
@@ -201,6 +215,7 @@ class LocalMode:
                 }
                 for name in COMPONENTS
                 for c in [comps.get(name)]
+                if name != "dashboard" or c is not None  # a home an older version started has none
             },
         }
 
@@ -220,6 +235,21 @@ class LocalMode:
         raise TimeoutError(
             f"timed out after {timeout:.0f}s waiting for {what} (logs in {Path(component.log).parent})"
         )
+
+
+def _saved_port(saved: Path, preferred: int = 0) -> int:
+    """The port recorded in ``saved``; else ``preferred`` when free (any free one otherwise), recorded."""
+    if saved.exists():
+        return int(saved.read_text().strip())
+    with socket.socket() as sock:
+        try:
+            sock.bind(("127.0.0.1", preferred))
+        except OSError:
+            sock.bind(("127.0.0.1", 0))
+        port = int(sock.getsockname()[1])
+    saved.parent.mkdir(parents=True, exist_ok=True)
+    saved.write_text(str(port))
+    return port
 
 
 def _http_ok(url: str) -> bool:
