@@ -28,7 +28,15 @@ from codeflare.scheduling.model import (
     Workload,
     workload_key,
 )
-from codeflare.scheduling.results import Eviction, PendingInfo, Preempted, SchedulingResult, Shortfall
+from codeflare.scheduling.results import (
+    Eviction,
+    PendingInfo,
+    Preempted,
+    SchedulingResult,
+    Shortfall,
+    decode_shortfalls,
+    encode_shortfalls,
+)
 
 __all__ = [
     "Admission",
@@ -56,6 +64,8 @@ __all__ = [
     "Shortfall",
     "Workload",
     "admission_usage",
+    "decode_shortfalls",
+    "encode_shortfalls",
     "workload_key",
     "workload_shape",
 ]

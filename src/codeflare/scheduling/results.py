@@ -1,16 +1,20 @@
 """What ``AdmissionEngine.schedule`` returns, and the pending reasons it gives.
 
 Holds the result types (admissions, preemptions with their Kueue reason, evictions, pending
-information with structured shortfalls and requeue times) and the functions that word a
-reason. It makes no decisions; the engine fills these in.
+information with structured shortfalls and requeue times), the functions that word a reason,
+and the machine-readable form of shortfalls (``record``, ``encode_shortfalls``) that consumers
+such as scale-out read instead of parsing the words. It makes no decisions; the engine fills
+these in.
 """
 
 from __future__ import annotations
 
+import json
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Any, Literal
 
-from codeflare.k8s.quantity import format_milli
+from codeflare.k8s.quantity import QuantityError, format_milli, milli_value
 from codeflare.scheduling.model import Admission
 
 PreemptionReason = Literal["InClusterQueue", "InCohortReclamation", "InCohortReclaimWhileBorrowing"]
@@ -53,6 +57,34 @@ class Shortfall:
         """How much more would be needed, in milli-units."""
         return max(0, self.requested - self.available)
 
+    def record(self) -> dict[str, str]:
+        """The machine-readable form: kind, clusterQueue, flavor, resource, and the amounts
+        requested, available and needed as Kubernetes quantities (what scale-out reads)."""
+        return {
+            "kind": self.kind,
+            "clusterQueue": self.cluster_queue,
+            "flavor": self.flavor,
+            "resource": self.resource,
+            "requested": format_milli(self.requested),
+            "available": format_milli(self.available),
+            "needed": format_milli(self.missing),
+        }
+
+    @classmethod
+    def from_record(cls, record: Mapping[str, Any]) -> Shortfall:
+        """Read :meth:`record` back; a malformed record raises ``ValueError`` naming the field."""
+        kind = record.get("kind")
+        if kind not in ("quota", "capacity"):
+            raise ValueError(f"shortfall kind: unsupported value {kind!r}")
+        amounts: dict[str, int] = {}
+        for name in ("requested", "available"):
+            try:
+                amounts[name] = milli_value(str(record.get(name)))
+            except QuantityError as exc:
+                raise ValueError(f"shortfall {name}: {exc}") from exc
+        text = {k: str(record.get(k) or "") for k in ("clusterQueue", "flavor", "resource")}
+        return cls(kind, text["clusterQueue"], text["flavor"], text["resource"], **amounts)
+
     @property
     def message(self) -> str:
         """The shortfall in words, e.g. ``insufficient quota for cpu in flavor f in ...``."""
@@ -75,6 +107,22 @@ class Shortfall:
         )
 
 
+def encode_shortfalls(shortfalls: Iterable[Shortfall]) -> str:
+    """Shortfalls as compact JSON (a list of :meth:`Shortfall.record`), e.g. for an annotation."""
+    return json.dumps([s.record() for s in shortfalls], separators=(",", ":"), sort_keys=True)
+
+
+def decode_shortfalls(text: str) -> tuple[Shortfall, ...]:
+    """Read :func:`encode_shortfalls` back; anything malformed raises ``ValueError``."""
+    try:
+        records = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"shortfalls: not JSON: {exc}") from exc
+    if not isinstance(records, list) or not all(isinstance(r, dict) for r in records):
+        raise ValueError("shortfalls: must be a list of objects")
+    return tuple(Shortfall.from_record(r) for r in records)
+
+
 @dataclass(frozen=True)
 class PendingInfo:
     """Why a workload is not admitted, and when it will be looked at again (None: on change)."""
@@ -89,6 +137,11 @@ class PendingInfo:
     def capacity_only(self) -> bool:
         """True when only node capacity (not quota) is short: what an autoscaler acts on."""
         return self.kind == "CapacityShortfall"
+
+    @property
+    def shortfall_records(self) -> list[dict[str, str]]:
+        """The shortfalls in machine-readable form (:meth:`Shortfall.record`), next to ``message``."""
+        return [s.record() for s in self.shortfalls]
 
 
 @dataclass(frozen=True)

@@ -13,20 +13,13 @@ No I/O, no clock reads, deterministic; it does not talk to any provider or know 
 
 from __future__ import annotations
 
-import re
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
-from codeflare.k8s.quantity import QuantityError, milli_value
 from codeflare.scheduling.model import PodSet
+from codeflare.scheduling.results import Shortfall
 
 Requests = Mapping[str, int]  # resource -> milli-units
-
-_CAPACITY = re.compile(
-    r"^insufficient node capacity for (?P<resource>\S+) in flavor (?P<flavor>\S+): "
-    r"requests (?P<requested>\S+), available (?P<available>\S+)(?: \(.*\))?$"
-)
-
 
 @dataclass(frozen=True)
 class CapacityShortfall:
@@ -108,24 +101,17 @@ class ScaleIn:
     remaining: dict[str, int]
 
 
-def parse_capacity_reason(message: str) -> tuple[CapacityShortfall, ...] | None:
-    """The capacity shortfalls of a pending reason, or None unless it names capacity only.
+def capacity_shortfalls(shortfalls: Iterable[Shortfall]) -> tuple[CapacityShortfall, ...] | None:
+    """The capacity shortfalls scale-out acts on, or None unless node capacity alone is short.
 
-    Reads the words of :attr:`codeflare.scheduling.Shortfall.message` back; parts that are no
-    shortfall at all (notes appended after ``"; "``) are ignored, a quota shortfall means None.
+    Reads the engine's structured shortfalls (:meth:`codeflare.scheduling.Shortfall.record`), never
+    the words of a reason: a quota shortfall among them means scale-out cannot help.
     """
     found: list[CapacityShortfall] = []
-    for part in message.split("; "):
-        if part.startswith("insufficient quota") or part.startswith("does not fit"):
+    for s in shortfalls:
+        if s.kind != "capacity":
             return None
-        match = _CAPACITY.match(part)
-        if match is None:
-            continue
-        try:
-            requested, available = milli_value(match["requested"]), milli_value(match["available"])
-        except QuantityError:
-            return None
-        found.append(CapacityShortfall(match["flavor"], match["resource"], requested, available))
+        found.append(CapacityShortfall(s.flavor, s.resource, s.requested, s.available))
     return tuple(found) or None
 
 

@@ -19,6 +19,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 from codeflare.k8s.conditions import conditions_of, find_condition
+from codeflare.k8s.constants import CAPACITY_SHORTFALLS_ANNOTATION
 from codeflare.k8s.timestamps import epoch_seconds, format_rfc3339
 from codeflare.k8s.types import Obj
 from codeflare.kube import errors, kinds
@@ -26,7 +27,7 @@ from codeflare.operator.context import OperatorContext
 from codeflare.operator.queueing import status
 from codeflare.operator.queueing.adapters import adapter_for
 from codeflare.operator.queueing.feeder import JobRef, QueueingState
-from codeflare.scheduling import Admission, PendingInfo, SchedulingResult
+from codeflare.scheduling import Admission, PendingInfo, SchedulingResult, encode_shortfalls
 
 log = logging.getLogger(__name__)
 
@@ -113,11 +114,15 @@ class DecisionWriter:
     async def _write_reasons(self, result: SchedulingResult, now: str, limit: asyncio.Semaphore) -> None:
         state = self.state
         reasons = {key: self._explain(key, info) for key, info in result.pending.items()}
-        for key in sorted(state.needs_reason - state.inflight):
-            # pending workloads without a reason yet (the engine reports only what it examined)
+        infos = dict(result.pending)
+        for key in sorted((state.needs_reason | state.inadmissible) - state.inflight):
+            # pending workloads without a reason yet, or with an Inadmissible one whose queue may be
+            # back (the engine reports only what it examined)
             info = state.engine.pending_reason(key)
             if info is not None:
                 reasons.setdefault(key, self._explain(key, info))
+                infos.setdefault(key, info)
+        await self._record_shortfalls(infos, limit)
         writes = []
         for key, (reason, message) in reasons.items():
             if key in state.inflight:
@@ -128,6 +133,25 @@ class DecisionWriter:
             writes.append(limited(limit, self.write_status(key, _pending_change(message, now, reason))))
         for outcome in await asyncio.gather(*writes, return_exceptions=True):
             if isinstance(outcome, BaseException):
+                raise outcome
+
+    async def _record_shortfalls(self, infos: dict[str, PendingInfo], limit: asyncio.Semaphore) -> None:
+        """Keep annotation ``codeflare.dev/capacity-shortfalls`` (the engine's structured
+        shortfalls, what scale-out reads) on Workloads pending on node capacity only."""
+        writes = []
+        for key, info in infos.items():
+            cached = self.state.workload_obj(key)
+            if key in self.state.inflight or cached is None:
+                continue
+            wanted = encode_shortfalls(info.shortfalls) if info.capacity_only else None
+            annotations = (cached.get("metadata") or {}).get("annotations") or {}
+            if annotations.get(CAPACITY_SHORTFALLS_ANNOTATION) == wanted:
+                continue
+            namespace, _, name = key.partition("/")
+            body = {"metadata": {"annotations": {CAPACITY_SHORTFALLS_ANNOTATION: wanted}}}
+            writes.append(limited(limit, self.ctx.kube.patch(kinds.WORKLOAD, name, body, namespace)))
+        for outcome in await asyncio.gather(*writes, return_exceptions=True):
+            if isinstance(outcome, BaseException) and not isinstance(outcome, errors.NotFound):
                 raise outcome
 
     def _explain(self, key: str, info: PendingInfo) -> tuple[str, str]:

@@ -2,7 +2,9 @@
 
 It watches Workloads, ResourceFlavors, Nodes, Pods and the provider's groups (MachineSets or
 MachineDeployments, found through discovery when ``instascale.provider`` is ``auto``). A Workload
-whose QuotaReserved=False reason names node capacity only is fed, with every group, to
+with QuotaReserved=False whose ``codeflare.dev/capacity-shortfalls`` annotation (the engine's
+structured shortfalls, written by the queueing controller) names node capacity only is fed, with
+every group, to
 :func:`codeflare.scheduling.scaleout.plan_scale_out`; each decision is one write of the group:
 new ``spec.replicas`` and the ``codeflare.dev/scale-out-requests`` annotation together, so a
 crash can never separate them and a restart reads the requests back instead of asking twice.
@@ -29,6 +31,7 @@ from typing import Any
 
 from codeflare.k8s.conditions import conditions_of, find_condition, is_condition_true, set_condition
 from codeflare.k8s.constants import (
+    CAPACITY_SHORTFALLS_ANNOTATION,
     RESERVED_FOR_ANNOTATION,
 )
 from codeflare.k8s.ownerrefs import owner_references
@@ -43,7 +46,9 @@ from codeflare.operator.queueing import convert
 from codeflare.operator.scaleout import groups as provider
 from codeflare.operator.scaleout.groups import PROVIDERS, Provider
 from codeflare.operator.scaleout.removal import finished, removable
+from codeflare.scheduling import decode_shortfalls
 from codeflare.scheduling.scaleout import (
+    CapacityShortfall,
     GroupNode,
     NodeGroup,
     PendingWorkload,
@@ -51,8 +56,8 @@ from codeflare.scheduling.scaleout import (
     ScaleIn,
     ScaleOutPlan,
     ScaleRequest,
+    capacity_shortfalls,
     describe_request,
-    parse_capacity_reason,
     plan_reservations,
     plan_scale_in,
     plan_scale_out,
@@ -181,7 +186,7 @@ class ScaleOutController:
             reserved = find_condition(conditions_of(obj), "QuotaReserved") or {}
             if reserved.get("status") != "False":
                 continue
-            shortfalls = parse_capacity_reason(str(reserved.get("message") or ""))
+            shortfalls = _capacity_shortfalls(key, obj)
             if shortfalls is None:
                 continue
             try:
@@ -389,6 +394,19 @@ class ScaleOutController:
         if annotations.get(p.delete_annotation) != "true":
             with contextlib.suppress(errors.NotFound):
                 self.own.remember(kinds.NODE, await self.ctx.kube.patch(kinds.NODE, node_name, body))
+
+
+def _capacity_shortfalls(key: str, workload: Obj) -> tuple[CapacityShortfall, ...] | None:
+    """The engine's structured shortfalls the queueing controller recorded on the Workload
+    (annotation ``codeflare.dev/capacity-shortfalls``), when node capacity alone is short."""
+    text = ((workload.get("metadata") or {}).get("annotations") or {}).get(CAPACITY_SHORTFALLS_ANNOTATION)
+    if not text:
+        return None
+    try:
+        return capacity_shortfalls(decode_shortfalls(str(text)))
+    except ValueError as exc:
+        log.warning("workload %s: unreadable %s: %s", key, CAPACITY_SHORTFALLS_ANNOTATION, exc)
+        return None
 
 
 def _group_nodes(members: list[Obj]) -> list[GroupNode]:

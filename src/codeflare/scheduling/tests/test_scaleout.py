@@ -7,19 +7,20 @@ same plan, and every workload is either scaled for, waiting on a recorded reques
 
 from __future__ import annotations
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from codeflare.scheduling import PodSet, Quantity, Shortfall
+from codeflare.scheduling import PodSet, Quantity, Shortfall, decode_shortfalls, encode_shortfalls
 from codeflare.scheduling.scaleout import (
     CapacityShortfall,
     GroupNode,
     NodeGroup,
     PendingWorkload,
     RecordedRequest,
+    capacity_shortfalls,
     labels_satisfy,
     nodes_needed,
-    parse_capacity_reason,
     plan_reservations,
     plan_scale_in,
     plan_scale_out,
@@ -89,13 +90,31 @@ def test_free_capacity_is_used_before_new_nodes() -> None:
     assert plan.requests["a/w"].nodes == 2
 
 
-def test_parse_capacity_reason_reads_the_engine_words_and_ignores_notes() -> None:
+def test_capacity_shortfalls_come_from_the_structured_records() -> None:
     short = Shortfall("capacity", "cq", "gpu", GPU, 3000, 1000, nodes=1, allocatable=1000)
-    parsed = parse_capacity_reason(short.message + "; waiting for 2 new nodes of MachineSet ns/gpu")
-    assert parsed == (CapacityShortfall("gpu", GPU, 3000, 1000),)
+    decoded = decode_shortfalls(encode_shortfalls([short]))
+    assert capacity_shortfalls(decoded) == (CapacityShortfall("gpu", GPU, 3000, 1000),)
+    assert short.record() == {
+        "kind": "capacity", "clusterQueue": "cq", "flavor": "gpu", "resource": GPU,
+        "requested": "3", "available": "1", "needed": "2",
+    }  # fmt: skip
     quota = Shortfall("quota", "cq", "gpu", GPU, 3000, 1000)
-    assert parse_capacity_reason(short.message + "; " + quota.message) is None
-    assert parse_capacity_reason("LocalQueue q does not exist in namespace a") is None
+    assert capacity_shortfalls([short, quota]) is None  # quota is short too: nodes cannot help
+    assert capacity_shortfalls([]) is None
+
+
+@pytest.mark.parametrize(
+    ("text", "rule"),
+    [
+        ("nope", "not JSON"),
+        ("{}", "list of objects"),
+        ('[{"kind": "disk"}]', "kind"),
+        ('[{"kind": "capacity", "requested": "x", "available": "1"}]', "requested"),
+    ],
+)
+def test_malformed_shortfall_records_are_refused(text: str, rule: str) -> None:
+    with pytest.raises(ValueError, match=rule):
+        decode_shortfalls(text)
 
 
 def test_scale_in_waits_for_the_delay_and_removes_idle_nodes_only() -> None:
