@@ -2,7 +2,12 @@
 
 from __future__ import annotations
 
+import json
+from typing import Any
+
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from codeflare.apiserver.endpoints import bodies
 
@@ -47,3 +52,63 @@ def test_yaml_alias_bomb_hits_the_node_budget() -> None:
         lines.append(f"{cur}: &{cur} [{','.join([f'*{prev}'] * 10)}]")
     with pytest.raises(ValueError, match="more than"):
         bodies.decode_yaml("\n".join(lines))
+
+
+# Repeated keys: kept (the last wins, as Go's decoder does) and listed for fieldValidation. The
+# bodies are those of kubernetes test/integration/apiserver/field_validation_test.go
+# (invalidBodyJSON / invalidBodyYAML), cut to their duplicates.
+DUPLICATES_JSON = """{"spec": {"paused": true, "paused": false,
+  "template": {"spec": {"containers": [{"name": "nginx", "imagePullPolicy": "Always",
+  "imagePullPolicy": "Never"}]}}}}"""
+DUPLICATES_YAML = """spec:
+  paused: true
+  paused: false
+  template:
+    spec:
+      containers:
+      - name: nginx
+        imagePullPolicy: Always
+        imagePullPolicy: Never
+"""
+
+
+def test_json_duplicates_are_listed_by_path() -> None:
+    value = bodies.decode_json(DUPLICATES_JSON)
+    assert isinstance(value, bodies.DecodedObject)
+    assert value.duplicate_fields == ["spec.paused", "spec.template.spec.containers[0].imagePullPolicy"]
+    assert value["spec"]["paused"] is False
+
+
+def test_yaml_duplicates_are_worded_as_kube_apiserver_words_them() -> None:
+    value = bodies.decode_yaml(DUPLICATES_YAML)
+    assert isinstance(value, bodies.DecodedObject)
+    assert value.duplicate_fields == [
+        'line 3: key "paused" already set in map',
+        'line 9: key "imagePullPolicy" already set in map',
+    ]
+    assert value["spec"]["template"]["spec"]["containers"][0]["imagePullPolicy"] == "Never"
+
+
+def test_strings_that_look_like_keys_are_not_duplicates() -> None:
+    value = bodies.decode_json('{"a": "\\"b\\": 1", "b": "x\\": y"}')
+    assert type(value) is dict and value == {"a": '"b": 1', "b": 'x": y'}
+
+
+KEYS = st.text(alphabet='ab":\\ ', min_size=1, max_size=3)
+TREES = st.recursive(
+    st.integers() | st.text(alphabet='ab":\\ ', max_size=4),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(KEYS, inner, max_size=3),
+    max_leaves=10,
+)
+
+
+@settings(max_examples=100, deadline=None)
+@given(tree=st.dictionaries(KEYS, TREES, min_size=1, max_size=4), repeat=st.booleans())
+def test_duplicates_are_found_exactly(tree: dict[str, Any], repeat: bool) -> None:
+    text = json.dumps(tree)
+    key = next(iter(tree))
+    if repeat:  # the first key once more, at the end of the top object
+        text = text[:-1] + f", {json.dumps(key)}: 0}}"
+    value = bodies.decode_json(text)
+    assert getattr(value, "duplicate_fields", []) == ([key] if repeat else [])
+    assert value == ({**tree, key: 0} if repeat else tree)
