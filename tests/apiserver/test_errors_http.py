@@ -181,3 +181,32 @@ def test_too_large_body_is_413(http: httpx.Client) -> None:
 def test_errors_carry_json_content_type(http: httpx.Client) -> None:
     resp = http.get(f"{CMS}/missing")
     assert resp.headers["Content-Type"].startswith("application/json")
+
+
+def test_a_long_url_is_served_as_kube_apiserver_serves_it(http: httpx.Client) -> None:
+    """A 9,000-character URL (within Go's 1 MiB header limit) is an ordinary request: a list with
+    a long selector, a Status 404 for a long path (aiohttp's 8,190 limit answered plain text)."""
+    selector = "app in (" + ",".join(f"v{i}" for i in range(1700)) + ")"
+    assert len(selector) > 9000
+    listed = ok(http.get(CMS, params={"labelSelector": selector}))
+    assert listed["kind"] == "ConfigMapList"
+    status = status_of(http.get(f"{CMS}/{'x' * 9000}"), 404, "NotFound")
+    assert status["details"]["name"] == "x" * 9000
+
+
+def test_unsupported_body_media_types_on_writes_are_415(http: httpx.Client) -> None:
+    """kube-apiserver's NegotiateInputSerializer: another media type is 415 naming the accepted
+    ones; no Content-Type at all is taken as its first, JSON."""
+    body = json.dumps(cm("typed")).encode()
+    for content_type in ("text/plain", "text/yaml", "application/xml", "multipart/form-data"):
+        status = status_of(http.post(CMS, content=body, headers={"Content-Type": content_type}), 415)
+        assert status["reason"] == "UnsupportedMediaType"
+        assert status["message"] == (
+            "the body of the request was in an unknown format - accepted media types include: "
+            "application/json, application/yaml, application/vnd.kubernetes.protobuf"
+        )
+        put = http.put(f"{CMS}/target", content=body, headers={"Content-Type": content_type})
+        status_of(put, 415, "UnsupportedMediaType")
+    bare = http.build_request("POST", CMS, content=body)
+    assert "Content-Type" not in bare.headers
+    assert ok(http.send(bare), 201)["metadata"]["name"] == "typed"

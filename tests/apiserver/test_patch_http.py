@@ -201,3 +201,92 @@ def test_update_records_update_operation(http: httpx.Client) -> None:
     entry = created["metadata"]["managedFields"][0]
     assert entry["manager"] == "writer" and entry["operation"] == "Update"
     assert entry["fieldsType"] == "FieldsV1" and "f:a" in entry["fieldsV1"]["f:data"]
+
+
+# What a patch may not change, as kube-apiserver answers (k8s.io/apiserver
+# pkg/endpoints/handlers/rest.go ``checkName``: name and namespace are 400 BadRequest;
+# apimachinery ``ValidateObjectMetaUpdate``: uid and creationTimestamp are 422 "field is
+# immutable"). Before, the change was dropped silently and the patch answered 200.
+IDENTITY_PATCHES = [
+    (
+        JSON_PATCH,
+        [{"op": "replace", "path": "/metadata/name", "value": "renamed"}],
+        400,
+        "the name of the object (renamed) does not match the name on the URL (ident)",
+    ),
+    (
+        MERGE,
+        {"metadata": {"name": "renamed"}},
+        400,
+        "the name of the object (renamed) does not match the name on the URL (ident)",
+    ),
+    (
+        STRATEGIC,
+        {"metadata": {"name": "renamed"}},
+        400,
+        "the name of the object (renamed) does not match the name on the URL (ident)",
+    ),
+    (
+        JSON_PATCH,
+        [{"op": "remove", "path": "/metadata/name"}],
+        400,
+        "the name of the object () does not match the name on the URL (ident)",
+    ),
+    (
+        MERGE,
+        {"metadata": {"namespace": "kube-system"}},
+        400,
+        "the namespace of the object (kube-system) does not match the namespace on the request (default)",
+    ),
+    (
+        JSON_PATCH,
+        [{"op": "replace", "path": "/metadata/uid", "value": "0000"}],
+        422,
+        'ConfigMap "ident" is invalid: metadata.uid: Invalid value: "0000": field is immutable',
+    ),
+    (
+        MERGE,
+        {"metadata": {"creationTimestamp": "2000-01-01T00:00:00Z"}},
+        422,
+        'ConfigMap "ident" is invalid: metadata.creationTimestamp: Invalid value: "2000-01-01T00:00:00Z": '
+        "field is immutable",
+    ),
+]
+
+
+@pytest.mark.parametrize(("content_type", "body", "code", "message"), IDENTITY_PATCHES)
+def test_a_patch_may_not_change_what_identifies_the_object(
+    http: httpx.Client, content_type: str, body: Any, code: int, message: str
+) -> None:
+    if http.get(f"{CMS}/ident").status_code == 404:
+        ok(http.post(CMS, json=cm("ident", {"a": "1"})), 201)
+    before = ok(http.get(f"{CMS}/ident"))
+    status = status_of(patch(http, f"{CMS}/ident", body, content_type), code)
+    assert status["message"] == message
+    assert ok(http.get(f"{CMS}/ident")) == before
+    status_of(http.get(f"{CMS}/renamed"), 404, "NotFound")
+
+
+@pytest.mark.parametrize(
+    ("body", "message"),
+    [
+        (
+            {"kind": "ConfigMap", "metadata": {"name": "typeless"}},
+            "Incorrect version specified in apply patch. Specified patch version: , expected: v1",
+        ),
+        (
+            {"apiVersion": "v1", "metadata": {"name": "typeless"}},
+            "Incorrect kind specified in apply patch. Specified patch kind: , expected: ConfigMap",
+        ),
+        (
+            {"metadata": {"name": "typeless"}, "data": {"a": "1"}},
+            "Incorrect version specified in apply patch. Specified patch version: , expected: v1",
+        ),
+    ],
+)
+def test_apply_without_api_version_or_kind_is_400(
+    http: httpx.Client, body: dict[str, Any], message: str
+) -> None:
+    resp = patch(http, f"{CMS}/typeless", yaml.safe_dump(body), APPLY, fieldManager="m")
+    assert status_of(resp, 400, "BadRequest")["message"] == message
+    status_of(http.get(f"{CMS}/typeless"), 404, "NotFound")

@@ -50,6 +50,9 @@ log = logging.getLogger(__name__)
 
 DEFAULT_NAMESPACES = ("default", "kube-system", "kube-public", "kube-node-lease")
 AUTHORIZATION_MODES = ("rbac", "always-allow")
+# The longest request line (URL) and header kube-apiserver reads: Go's http.Server default
+# MaxHeaderBytes (1 MiB). aiohttp's own default (8190) answered long URLs with plain text.
+MAX_HEADER_BYTES = 1 << 20
 
 
 class ApiServer:
@@ -171,7 +174,13 @@ class ApiServer:
             self.ca_path = ca
             ssl_ctx = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
             ssl_ctx.load_cert_chain(str(crt), str(key))
-        self._runner = web.AppRunner(self.handlers.app(), access_log=None, handler_cancellation=True)
+        self._runner = web.AppRunner(
+            self.handlers.app(),
+            access_log=None,
+            handler_cancellation=True,
+            max_line_size=MAX_HEADER_BYTES,
+            max_field_size=MAX_HEADER_BYTES,
+        )
         await self._runner.setup()
         site = web.TCPSite(self._runner, self.host, self.port, ssl_context=ssl_ctx, backlog=512)
         await site.start()
