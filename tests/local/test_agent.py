@@ -98,7 +98,7 @@ def test_second_cluster_waits_for_quota_then_starts(own_plane: LocalPlane, tmp_p
         own_plane.delete_and_wait("first")
         obj = own_plane.wait_ready("second")
         assert obj["spec"]["suspend"] is False
-        assert la.http_ok(f"{la.dashboard_url(obj)}/api/version")
+        assert la.http_ok(f"{la.dashboard_url(obj)}/api/version", headers=la.ray_headers(kube, "second"))
     finally:
         operator.stop()
 

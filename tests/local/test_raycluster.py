@@ -55,17 +55,18 @@ def node_ports(obj: dict[str, Any]) -> set[int]:
     return ports
 
 
-def alive_nodes(dashboard: str) -> int:
+def alive_nodes(dashboard: str, headers: dict[str, str]) -> int:
     import urllib.request
 
     opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
-    with opener.open(f"{dashboard}/nodes?view=summary", timeout=5) as response:
+    request = urllib.request.Request(f"{dashboard}/nodes?view=summary", headers=headers)
+    with opener.open(request, timeout=5) as response:
         summary = json.loads(response.read())["data"]["summary"]
     return sum(1 for n in summary if n["raylet"]["state"] == "ALIVE")
 
 
-def has_alive_nodes(dashboard: str, count: int) -> bool:
-    return alive_nodes(dashboard) == count
+def has_alive_nodes(dashboard: str, headers: dict[str, str], count: int) -> bool:
+    return alive_nodes(dashboard, headers) == count
 
 
 def test_cluster_ready_runs_a_job_on_both_nodes_and_leaves_nothing_behind(
@@ -82,14 +83,15 @@ def test_cluster_ready_runs_a_job_on_both_nodes_and_leaves_nothing_behind(
     assert status["head"]["podIP"] == "127.0.0.1"
     url = la.dashboard_url(obj)
     assert url == f"http://127.0.0.1:{status['endpoints']['dashboard']}"
-    assert la.http_ok(f"{url}/api/version")
+    headers = la.ray_headers(kube, "demo")
+    assert la.http_ok(f"{url}/api/version", headers=headers)
     pods = kube.list(kinds.POD, "default", labels={"ray.io/cluster": "demo"})
     assert sorted(p["metadata"]["name"] for p in pods) == ["demo-head", "demo-small-worker-0"]
     assert all(p["status"]["phase"] == "Running" for p in pods)
 
     script = tmp_path / "both_nodes.py"
     script.write_text(BOTH_NODES_SCRIPT)
-    client = JobSubmissionClient(url)
+    client = JobSubmissionClient(url, headers=headers)
     job = client.submit_job(entrypoint=f"{sys.executable} {script}")
     final = wait_for(
         lambda: (s := client.get_job_status(job)).is_terminal() and s,
@@ -108,7 +110,7 @@ def test_cluster_ready_runs_a_job_on_both_nodes_and_leaves_nothing_behind(
 
     clean.delete_and_wait("demo")
     wait_for(lambda: not la.alive(processes), 10, 0.1, what="the cluster's processes to exit")
-    assert not la.http_ok(f"{url}/api/version", timeout=1)
+    assert not la.http_ok(f"{url}/api/version", timeout=1, headers=headers)
     wait_for(
         lambda: kube.list(kinds.POD, "default", labels={"ray.io/cluster": "demo"}) == [],
         30,
@@ -127,9 +129,13 @@ def test_two_clusters_side_by_side_share_no_port(clean: LocalPlane) -> None:
     assert not node_ports(left) & node_ports(right)
     for obj in (left, right):
         url = la.dashboard_url(obj)
-        assert la.http_ok(f"{url}/api/version")
+        headers = la.ray_headers(kube, obj["metadata"]["name"])
+        assert la.http_ok(f"{url}/api/version", headers=headers)
         # Each worker joined its own head: two alive nodes per cluster, not one or four.
-        assert wait_for(partial(has_alive_nodes, url, 2), 30, 0.5)
+        assert wait_for(partial(has_alive_nodes, url, headers, 2), 30, 0.5)
+    # ... and each cluster has a token of its own: one's does not open the other's dashboard
+    assert la.ray_headers(kube, "left") != la.ray_headers(kube, "right")
+    assert not la.http_ok(f"{la.dashboard_url(left)}/api/version", headers=la.ray_headers(kube, "right"))
     left_procs = la.cluster_processes(kube, "left")
     right_procs = la.cluster_processes(kube, "right")
     assert not {p.pid for p in left_procs} & {p.pid for p in right_procs}

@@ -107,7 +107,8 @@ def test_active_deadline_stops_the_ray_job(jobs: LocalPlane) -> None:
     assert status["jobDeploymentStatus"] == "Failed", status
     assert status["reason"] == "DeadlineExceeded"
     assert "activeDeadlineSeconds" in status["message"]
-    client = JobSubmissionClient(running["dashboardURL"])
+    headers = la.ray_headers(jobs.kube, running["rayClusterName"])
+    client = JobSubmissionClient(running["dashboardURL"], headers=headers)
     wait_for(
         lambda: client.get_job_status(running["jobId"]) == JobStatus.STOPPED,
         30,

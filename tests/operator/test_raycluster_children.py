@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from codeflare.api.mtls import client_certificate
+from codeflare.api.mtls import ca_secret_name, client_certificate
 from codeflare.k8s.constants import RAYCLUSTER_FINALIZER
 from codeflare.kube import kinds
 from codeflare.kube.client import Kube
@@ -132,7 +132,7 @@ def test_kubernetes_children_and_their_cleanup(kube: Kube, tmp_path: Any) -> Non
     ]
     assert head["metadata"]["ownerReferences"] == [owner]
 
-    secret = wait_for(lambda: kube.find(kinds.SECRET, "ca-secret-demo", ns), what="CA Secret")
+    secret = wait_for(lambda: kube.find(kinds.SECRET, ca_secret_name("demo"), ns), what="CA Secret")
     assert secret["metadata"]["ownerReferences"] == [owner]
     assert set(secret["data"]) == {"ca.crt", "ca.key"}
     finalizers = kube.get(kinds.RAYCLUSTER, "demo", ns)["metadata"].get("finalizers") or []
@@ -150,14 +150,14 @@ def test_kubernetes_children_and_their_cleanup(kube: Kube, tmp_path: Any) -> Non
 
     # A change to the cluster does not replace the CA (clients hold certificates from it).
     kube.patch(kinds.RAYCLUSTER, "demo", {"spec": {"suspend": False}}, ns)
-    assert kube.get(kinds.SECRET, "ca-secret-demo", ns)["data"] == secret["data"]
+    assert kube.get(kinds.SECRET, ca_secret_name("demo"), ns)["data"] == secret["data"]
 
     kube.delete(kinds.RAYCLUSTER, "demo", ns)
     for kind, name in (
         (kinds.INGRESS, "ray-dashboard-demo"),
         (kinds.NETWORK_POLICY, "demo-workers"),
         (kinds.NETWORK_POLICY, "demo-head"),
-        (kinds.SECRET, "ca-secret-demo"),
+        (kinds.SECRET, ca_secret_name("demo")),
     ):
         wait_for(lambda k=kind, n=name: gone(kube, k, n, ns), what=f"{kind.kind} {name} collected")
 
@@ -170,7 +170,7 @@ def test_no_ingress_without_an_ingress_domain_and_no_ca_without_mtls(fresh_apise
             kube.create(kinds.RAYCLUSTER, raycluster("plain", "team"))
             wait_for(lambda: kube.find(kinds.NETWORK_POLICY, "plain-head", "team"), what="head policy")
             assert kube.list(kinds.INGRESS, "team") == []
-            assert kube.find(kinds.SECRET, "ca-secret-plain", "team") is None
+            assert kube.find(kinds.SECRET, ca_secret_name("plain"), "team") is None
     finally:
         running.stop()
 

@@ -148,13 +148,22 @@ def dashboard_url(obj: Mapping[str, Any]) -> str:
     return f"http://127.0.0.1:{port}"
 
 
-def http_ok(url: str, timeout: float = 3.0) -> bool:
+def http_ok(url: str, timeout: float = 3.0, headers: Mapping[str, str] | None = None) -> bool:
     opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+    request = urllib.request.Request(url, headers=dict(headers or {}))
     try:
-        with opener.open(url, timeout=timeout) as response:
+        with opener.open(request, timeout=timeout) as response:
             return bool(response.status == 200)
     except OSError:
         return False
+
+
+def ray_headers(kube: Kube, name: str, namespace: str = "default") -> dict[str, str]:
+    """The Authorization header a local cluster's dashboard wants (its token Secret's token)."""
+    from codeflare.api.ray_auth import bearer_headers, token_from_secret, token_secret_name
+
+    secret = kube.find(kinds.SECRET, token_secret_name(name), namespace)
+    return bearer_headers(token_from_secret(secret) if secret is not None else None)
 
 
 def recorded_node_pids(obj: Mapping[str, Any]) -> dict[str, tuple[int, float]]:

@@ -1,10 +1,15 @@
 """Mutual TLS material of one Ray cluster: the per-cluster CA Secret and client certificates.
 
-The operator keeps one certificate authority per RayCluster in the Secret ``ca-secret-<name>``
-(keys ``ca.crt`` and ``ca.key``); Ray's head and workers get server certificates from it, and a
-user who may read that Secret mints a client certificate for ``ray.init`` with
-:func:`client_certificate`. This module shares the naming and the minting between the operator
-and the SDK; it does no I/O and never talks to the API.
+The operator keeps one certificate authority per RayCluster in the Secret
+``<name>-ca-secret-mtls`` labelled ``ray.openshift.ai/cluster-name=<name>`` (keys ``ca.crt`` and
+``ca.key``): the name and label are where codeflare-sdk 0.40's ``generate_cert`` looks (it lists
+Secrets with that label whose name contains ``<name>-ca-secret-``, and reads ``ca.crt`` and
+``tls.key`` or ``ca.key``). Ray's head and workers get server certificates from it (the webhook's
+init container on Kubernetes, the node agent locally), and a user who may read that Secret mints
+a client certificate for ``ray.init`` with :func:`client_certificate`. Secrets of earlier
+versions were named ``ca-secret-<name>`` (:func:`legacy_ca_secret_name`; readers fall back to
+it). This module shares the naming and the minting between the operator, the agent and the SDK;
+it does no I/O and never talks to the API.
 """
 
 from __future__ import annotations
@@ -17,15 +22,19 @@ from typing import Any
 __all__ = [
     "CA_CERT_KEY",
     "CA_KEY_KEY",
+    "CLUSTER_NAME_LABEL",
     "ClientCertificate",
     "ca_from_secret",
     "ca_secret_name",
     "client_certificate",
+    "legacy_ca_secret_name",
     "new_cluster_ca",
 ]
 
 CA_CERT_KEY = "ca.crt"
 CA_KEY_KEY = "ca.key"
+#: The label codeflare-sdk (and OpenShift AI) selects a cluster's CA Secret by.
+CLUSTER_NAME_LABEL = "ray.openshift.ai/cluster-name"
 
 
 @dataclass(frozen=True)
@@ -38,7 +47,13 @@ class ClientCertificate:
 
 
 def ca_secret_name(cluster_name: str) -> str:
-    """Name of the Secret holding a RayCluster's CA."""
+    """Name of the Secret holding a RayCluster's CA (contains ``<name>-ca-secret-``, as
+    codeflare-sdk requires; fixed, so a pod template can name it before the cluster exists)."""
+    return f"{cluster_name}-ca-secret-mtls"
+
+
+def legacy_ca_secret_name(cluster_name: str) -> str:
+    """The CA Secret's name before codeflare-sdk compatibility (clusters made by earlier versions)."""
     return f"ca-secret-{cluster_name}"
 
 
@@ -65,12 +80,14 @@ def client_certificate(
 ) -> ClientCertificate:
     """Mint a certificate signed by the cluster CA in ``secret``, usable as Ray's TLS identity.
 
-    Ray's gRPC checks that the peer's chain ends at the cluster CA; ``hosts`` become the SANs
-    (default: the loopback names, where a port-forwarded or local cluster is reached).
+    Ray's gRPC checks that the peer's chain ends at the cluster CA, and each side presents its
+    certificate to the other, so one certificate serves as client and server (a Ray node's too);
+    ``hosts`` become the SANs (default: the loopback names, where a port-forwarded or local
+    cluster is reached).
     """
     from codeflare.k8s.certs import CertPair, issue
 
     ca_cert, ca_key = ca_from_secret(secret)
-    leaf = issue(CertPair(ca_cert, ca_key), common_name, hosts or ["127.0.0.1", "localhost"], client=True,
-                 days=days)
+    hosts = hosts or ["127.0.0.1", "localhost"]
+    leaf = issue(CertPair(ca_cert, ca_key), common_name, hosts, peer=True, days=days)
     return ClientCertificate(ca_pem=ca_cert, cert_pem=leaf.cert_pem, key_pem=leaf.key_pem)

@@ -81,10 +81,12 @@ def issue(
     hosts: list[str] | None = None,
     *,
     client: bool = False,
+    peer: bool = False,
     organizations: list[str] | None = None,
     days: int = 825,
 ) -> CertPair:
-    """A leaf certificate signed by ``ca``: serving (with SANs) or client (with organizations as groups)."""
+    """A leaf certificate signed by ``ca``: serving (with SANs), client (with organizations as
+    groups), or with ``peer`` both (mutual TLS where each side serves, as Ray's nodes and drivers do)."""
     ca_cert = x509.load_pem_x509_certificate(ca.cert_pem)
     ca_key = serialization.load_pem_private_key(ca.key_pem, password=None)
     assert isinstance(ca_key, ec.EllipticCurvePrivateKey)
@@ -95,7 +97,9 @@ def issue(
         _certificate(x509.Name(attrs), ca_cert.subject, key, days, ca=False)
         .add_extension(
             x509.ExtendedKeyUsage(
-                [ExtendedKeyUsageOID.CLIENT_AUTH if client else ExtendedKeyUsageOID.SERVER_AUTH]
+                [ExtendedKeyUsageOID.SERVER_AUTH, ExtendedKeyUsageOID.CLIENT_AUTH]
+                if peer
+                else [ExtendedKeyUsageOID.CLIENT_AUTH if client else ExtendedKeyUsageOID.SERVER_AUTH]
             ),
             critical=False,
         )

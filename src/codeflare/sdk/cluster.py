@@ -10,13 +10,11 @@ from __future__ import annotations
 
 import logging
 import time
-import urllib.error
-import urllib.request
 from typing import Any
 
 from codeflare.api.kueue import is_default_local_queue
 from codeflare.api.raycluster import dashboard_name
-from codeflare.errors import CodeFlareError, MissingDependency, WaitTimeout
+from codeflare.errors import CodeFlareError, WaitTimeout
 from codeflare.k8s.constants import DASHBOARD_URL_ANNOTATION, JOB_UID_LABEL
 from codeflare.k8s.ownerrefs import owner_references
 from codeflare.kube import errors, kinds
@@ -24,6 +22,7 @@ from codeflare.kube.kinds import Kind
 from codeflare.sdk.applying import apply_keeping_admission
 from codeflare.sdk.client import Client
 from codeflare.sdk.config import ClusterConfiguration
+from codeflare.sdk.raylink import dashboard_answers, job_client_for
 from codeflare.sdk.status import CodeFlareClusterStatus, RayClusterInfo, info_of, pending_reason, status_of
 
 log = logging.getLogger(__name__)
@@ -99,22 +98,14 @@ class Cluster:
         return dashboard_uri(self.client, rc) if rc is not None else None
 
     def _dashboard_answers(self, url: str) -> bool:
-        request = urllib.request.Request(f"{url}/api/version")
-        token = self.client.token()
-        if token and not url.startswith("http://127.0.0.1"):
-            request.add_header("Authorization", f"Bearer {token}")
-        try:
-            with urllib.request.urlopen(request, timeout=3) as resp:
-                return bool(resp.status == 200)
-        except (urllib.error.URLError, OSError):
-            return False
+        return dashboard_answers(self.client, url, self._raycluster())
 
     def wait_ready(self, timeout: float | None = 600, progress: bool = True, poll: float = 1.0) -> None:
         """Wait until the cluster is ready and its dashboard answers, showing progress."""
-        from codeflare.sdk.progress import StatusDisplay
+        from codeflare.sdk.widgets import status_display  # a live widget in notebooks
 
         deadline = None if timeout is None else time.monotonic() + timeout
-        with StatusDisplay(f"{self.namespace}/{self.name}", enabled=progress) as display:
+        with status_display(f"{self.namespace}/{self.name}", enabled=progress) as display:
             while True:
                 state = self.status()
                 detail = ""
@@ -170,7 +161,13 @@ class Cluster:
             raise WaitTimeout(
                 f"cluster {self.namespace}/{self.name} has no dashboard yet; call wait_ready() first"
             )
-        return job_client_for(self.client, url)
+        return job_client_for(self.client, url, self._raycluster())
+
+    def widget(self) -> Any:
+        """Apply and down buttons with the cluster's state (notebook widgets; a line elsewhere)."""
+        from codeflare.sdk.widgets import cluster_widget
+
+        return cluster_widget(self)
 
     def __repr__(self) -> str:
         return f"Cluster({self.namespace}/{self.name})"
@@ -242,18 +239,6 @@ def workloads_of(client: Client, obj: dict[str, Any]) -> list[dict[str, Any]]:
     meta = obj.get("metadata") or {}
     labels = {JOB_UID_LABEL: str(meta.get("uid", ""))}
     return client.kube.list(kinds.WORKLOAD, meta.get("namespace"), labels=labels)
-
-
-def job_client_for(client: Client, url: str) -> Any:
-    try:
-        from ray.job_submission import JobSubmissionClient
-    except ImportError as exc:
-        raise MissingDependency("Ray is needed for the Jobs client: pip install 'codeflare[local]'") from exc
-    token = client.token()
-    headers = (
-        {"Authorization": f"Bearer {token}"} if token and not url.startswith("http://127.0.0.1") else None
-    )
-    return JobSubmissionClient(url, headers=headers)
 
 
 def get_cluster(name: str, namespace: str | None = None, client: Client | None = None) -> Cluster:

@@ -168,7 +168,7 @@ class RayJob:
                 name=self.name,
                 namespace=self.namespace,
             )
-        text: str = job_client_for(self.client, url).get_job_logs(status.job_id)
+        text: str = job_client_for(self.client, url, rc).get_job_logs(status.job_id)
         return text
 
     def stop(self) -> None:

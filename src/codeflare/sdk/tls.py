@@ -1,8 +1,9 @@
 """Client certificates for ``ray.init`` against a RayCluster that uses mutual TLS.
 
-:func:`generate_cert` reads the cluster's CA Secret (``ca-secret-<name>``, made by the operator)
-through the SDK's client, mints a certificate from it and writes ``ca.crt``, ``tls.crt`` and
-``tls.key`` into a directory; :func:`export_env` sets the environment variables Ray reads
+:func:`generate_cert` reads the cluster's CA Secret (``<name>-ca-secret-mtls``, made by the
+operator; ``ca-secret-<name>`` for clusters of earlier versions) through the SDK's client, mints a
+certificate from it (usable as client and server, as Ray's drivers need) and writes ``ca.crt``,
+``tls.crt`` and ``tls.key`` into a directory; :func:`export_env` sets the environment variables Ray reads
 (``RAY_USE_TLS``, ``RAY_TLS_SERVER_CERT``, ``RAY_TLS_SERVER_KEY``, ``RAY_TLS_CA_CERT``).
 Nothing is printed; a missing Secret raises :class:`~codeflare.errors.CodeFlareError`.
 """
@@ -27,14 +28,16 @@ def generate_cert(
     client: Client | None = None,
 ) -> Path:
     """Write CA, client key and certificate for ``cluster_name``; returns the directory."""
-    from codeflare.api.mtls import ca_secret_name, client_certificate
+    from codeflare.api.mtls import ca_secret_name, client_certificate, legacy_ca_secret_name
     from codeflare.kube import errors, kinds
 
     client = client or Client.default()
     namespace = namespace or client.namespace
     name = ca_secret_name(cluster_name)
     try:
-        secret = client.kube.get(kinds.SECRET, name, namespace)
+        secret = client.kube.find(kinds.SECRET, name, namespace) or client.kube.get(
+            kinds.SECRET, legacy_ca_secret_name(cluster_name), namespace
+        )
     except errors.KubeError as exc:
         raise CodeFlareError(
             f"cannot read the CA Secret {namespace}/{name} of cluster {cluster_name}: {exc}"

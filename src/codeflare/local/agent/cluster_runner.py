@@ -5,8 +5,10 @@ builds ``ray start`` commands (:mod:`ray_node`), starts and stops processes (:mo
 and learns readiness from the head's dashboard HTTP API (``/api/version``, ``/api/jobs/``,
 ``/nodes?view=summary``), never by importing Ray, which is slow and heavy. Its whole state
 serialises to a JSON-able dict so a restarted agent can re-adopt running nodes
-(:meth:`LocalRayCluster.adopt`). It does not talk to the Kubernetes API or decide how many
-workers to run: the agent tells it.
+(:meth:`LocalRayCluster.adopt`); its credentials (the Ray token, the cluster CA) are given by the
+agent and never part of that state. With a CA each node gets its own certificate signed by it,
+in the node's temp dir. It does not talk to the Kubernetes API or decide how many workers to
+run: the agent tells it.
 """
 
 from __future__ import annotations
@@ -23,19 +25,24 @@ import uuid
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from codeflare.api.ray_auth import bearer_headers
 from codeflare.local.agent import processes
 from codeflare.local.agent.ports import DEFAULT_WORKER_PORTS, PortAllocator, RayNodePorts
 from codeflare.local.agent.processes import ProcessHandle
 from codeflare.local.agent.ray_node import (
     LOOPBACK,
+    NodeTLS,
     RayNodeSpec,
     Role,
     build_ray_start,
     cluster_temp_root,
     node_temp_dir,
 )
+
+if TYPE_CHECKING:
+    from codeflare.k8s.certs import CertPair
 
 logger = logging.getLogger(__name__)
 
@@ -153,8 +160,12 @@ class LocalRayCluster:
         ray_executable: str | None = None,
         base_env: Mapping[str, str] | None = None,
         worker_ports: int = DEFAULT_WORKER_PORTS,
+        auth_token: str | None = None,
+        tls_ca: CertPair | None = None,
     ) -> None:
         self.name = name
+        self.auth_token = auth_token
+        self.tls_ca = tls_ca
         self.uid = uid or uuid.uuid4().hex
         self.head_template = head
         self.port_allocator = ports or PortAllocator()
@@ -183,6 +194,11 @@ class LocalRayCluster:
         """The head URL users and the Jobs API talk to."""
         return self.endpoints.dashboard_url
 
+    @property
+    def http_headers(self) -> dict[str, str]:
+        """What every request to the dashboard carries (the token, when the cluster has one)."""
+        return bearer_headers(self.auth_token)
+
     def workers(self, group: str | None = None) -> list[RayNode]:
         return [n for n in self.nodes.values() if n.role == "worker" and group in (None, n.group)]
 
@@ -206,6 +222,8 @@ class LocalRayCluster:
         ports: PortAllocator | None = None,
         ray_executable: str | None = None,
         base_env: Mapping[str, str] | None = None,
+        auth_token: str | None = None,
+        tls_ca: CertPair | None = None,
     ) -> LocalRayCluster:
         """Rebuild a cluster from :meth:`to_state`; nodes whose process is gone (or whose pid now
         belongs to another process) are dropped, their ports released and leftovers stopped."""
@@ -218,6 +236,8 @@ class LocalRayCluster:
             temp_root=str(state["temp_root"]),
             ray_executable=ray_executable,
             base_env=base_env,
+            auth_token=auth_token,
+            tls_ca=tls_ca,
         )
         cluster._next_index = {str(k): int(v) for k, v in dict(state.get("next_index", {})).items()}
         for data in state.get("nodes", []):
@@ -256,13 +276,14 @@ class LocalRayCluster:
         endpoints = self.endpoints
         deadline = time.monotonic() + timeout
         missing = "GCS port"
+        headers = self.http_headers
         while time.monotonic() < deadline:
             self._raise_if_dead(head)
             if not _tcp_open(LOOPBACK, endpoints.gcs_server):
                 missing = f"GCS port {endpoints.gcs_server}"
-            elif _http_get(f"{endpoints.dashboard_url}/api/version") is None:
+            elif _http_get(f"{endpoints.dashboard_url}/api/version", headers) is None:
                 missing = f"dashboard {endpoints.dashboard_url}/api/version"
-            elif _http_get(f"{endpoints.dashboard_url}/api/jobs/") is None:
+            elif _http_get(f"{endpoints.dashboard_url}/api/jobs/", headers) is None:
                 missing = "Jobs API /api/jobs/"
             elif head.ports.node_manager not in self.alive_node_ports():
                 missing = "head raylet in /nodes?view=summary"
@@ -333,7 +354,7 @@ class LocalRayCluster:
         does not answer). The port identifies our node, since every node has its own."""
         if self.head is None:
             return set()
-        ports = alive_raylet_ports(self.endpoints.dashboard_url)
+        ports = alive_raylet_ports(self.endpoints.dashboard_url, self.http_headers)
         if ports is None:
             logger.warning("cluster %s: unexpected /nodes?view=summary answer", self.name)
         return ports or set()
@@ -393,9 +414,10 @@ class LocalRayCluster:
                 head_address=None if role == "head" else self.endpoints.gcs_address,
                 gpu_ids=template.gpu_ids,
                 env=template.env,
+                auth_token=self.auth_token,
+                tls=self._node_tls(name, temp_dir),
             )
             command = build_ray_start(spec, self.base_env, self.ray_executable)
-            Path(temp_dir).mkdir(parents=True, exist_ok=True)
             handle = processes.start_process(
                 command.argv,
                 command.env,
@@ -410,6 +432,22 @@ class LocalRayCluster:
         self.nodes[name] = node
         logger.info("cluster %s: started %s node %s (pid %d)", self.name, role, name, handle.pid)
         return node
+
+    def _node_tls(self, name: str, temp_dir: str) -> NodeTLS | None:
+        """Create the node's temp dir, and in it, with a cluster CA, the node's certificate."""
+        Path(temp_dir).mkdir(parents=True, exist_ok=True)
+        if self.tls_ca is None:
+            return None
+        from codeflare.k8s.certs import issue
+        from codeflare.k8s.files import write_private, write_public
+
+        leaf = issue(self.tls_ca, f"ray-{self.name}-{name}", [LOOPBACK, "localhost"], peer=True, days=365)
+        where = f"{temp_dir}/tls"
+        tls = NodeTLS(cert=f"{where}/tls.crt", key=f"{where}/tls.key", ca=f"{where}/ca.crt")
+        write_public(tls.ca, self.tls_ca.cert_pem)
+        write_public(tls.cert, leaf.cert_pem)
+        write_private(tls.key, leaf.key_pem)
+        return tls
 
     def _forget(self, node: RayNode, grace: float, *, keep_survivors: bool = False) -> bool:
         """Stop the node's processes and drop it; False (and, with ``keep_survivors``, the node
@@ -436,12 +474,12 @@ class LocalRayCluster:
         )
 
 
-def alive_raylet_ports(dashboard_url: str) -> set[int] | None:
+def alive_raylet_ports(dashboard_url: str, headers: Mapping[str, str] | None = None) -> set[int] | None:
     """The node-manager ports of the ALIVE raylets in a dashboard's node table (empty when it
     does not answer, None when its answer is not the expected shape)."""
     # the dashboard caches /nodes answers for 2 s: without nocache a node that has just
     # registered stays invisible that long to a poller that asked a moment before
-    body = _http_get(f"{dashboard_url}/nodes?view=summary&nocache=1")
+    body = _http_get(f"{dashboard_url}/nodes?view=summary&nocache=1", headers)
     if body is None:
         return set()
     try:
@@ -463,10 +501,11 @@ def _tcp_open(host: str, port: int) -> bool:
         return False
 
 
-def _http_get(url: str) -> str | None:
+def _http_get(url: str, headers: Mapping[str, str] | None = None) -> str | None:
     """The body of a 200 answer, or None for anything else (refused, timeout, error status)."""
     try:
-        with _HTTP.open(url, timeout=_HTTP_TIMEOUT_S) as response:
+        request = urllib.request.Request(url, headers=dict(headers or {}))
+        with _HTTP.open(request, timeout=_HTTP_TIMEOUT_S) as response:
             body: bytes = response.read()
             return body.decode() if response.status == 200 else None
     except (urllib.error.URLError, OSError, ValueError):

@@ -26,6 +26,7 @@ from codeflare.kube.informer import Informer, Key, key_of
 from codeflare.local.agent.node import NodeRegistration
 from codeflare.local.agent.pods import FIELD_MANAGER
 from codeflare.local.agent.ports import PortAllocator
+from codeflare.local.agent.ray_jobs import RayJobsAPI
 from codeflare.local.agent.raycluster import RayClusterRunner
 from codeflare.local.agent.rayjob import RayJobRunner
 
@@ -69,7 +70,9 @@ class NodeAgent:
         # parallel test runs) must never hand out the same port.
         self.clusters = RayClusterRunner(kube, self.home, self.node_name, ports or PortAllocator(), ray_env())
         self.rayclusters = Informer(kube, kinds.RAYCLUSTER, self._on_cluster)
-        self.rayjobs = RayJobRunner(kube, self.rayclusters.cache, resync=resync)
+        self.rayjobs = RayJobRunner(
+            kube, self.rayclusters.cache, resync=resync, ray=RayJobsAPI(self.clusters.dashboard_headers)
+        )
         self.queue: ReconcileQueue[Key] = ReconcileQueue(
             self._reconcile,
             workers=CLUSTER_WORKERS,

@@ -52,6 +52,10 @@ class RayNodePorts:
     gcs: int | None = None
     dashboard: int | None = None
     client_server: int | None = None
+    # Prometheus ports of the dashboard and of the autoscaler monitor (Ray's defaults, 44227 and
+    # 44217, are fixed: two clusters would share them). None in records of earlier versions.
+    dashboard_metrics: int | None = None
+    autoscaler_metrics: int | None = None
 
     def all_ports(self) -> list[int]:
         """Every port this node owns, worker range expanded."""
@@ -65,6 +69,8 @@ class RayNodePorts:
             self.gcs,
             self.dashboard,
             self.client_server,
+            self.dashboard_metrics,
+            self.autoscaler_metrics,
         ]
         return [p for p in single if p is not None] + list(range(self.min_worker, self.max_worker + 1))
 
@@ -154,7 +160,7 @@ class PortAllocator:
         """Reserve every port a Ray node needs, in one locked step."""
         if worker_ports < 2:
             raise ValueError(f"worker_ports {worker_ports}: Ray needs at least 2 worker ports")
-        singles_needed = 9 if head else 6
+        singles_needed = 11 if head else 6
         with self._locked_registry() as registry:
             taken = {p for ports in registry.values() for p in ports}
             worker_range = self._find_free(taken, worker_ports, contiguous=True)
@@ -173,6 +179,8 @@ class PortAllocator:
             gcs=next(it) if head else None,
             dashboard=next(it) if head else None,
             client_server=next(it) if head else None,
+            dashboard_metrics=next(it) if head else None,
+            autoscaler_metrics=next(it) if head else None,
         )
         logger.info("reserved node ports for %s: %s", owner, ports)
         return ports

@@ -1,13 +1,15 @@
 """Ray's Jobs API, as the RayJob runner uses it: submit, ask, read logs, stop (blocking calls).
 
 One ``JobSubmissionClient`` per dashboard URL, made on first use (importing Ray is slow, so it
-happens only when a RayJob exists). The RayJob spec's entrypoint fields map onto the submission
+happens only when a RayJob exists) with the headers ``headers_for`` gives for that URL (the
+cluster's token). The RayJob spec's entrypoint fields map onto the submission
 as KubeRay maps them. Callers run these in threads; nothing here touches the Kubernetes API.
 """
 
 from __future__ import annotations
 
 import contextlib
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import yaml
@@ -19,16 +21,20 @@ from codeflare.local.agent.rayjob_decision import RayJobState
 class RayJobsAPI:
     """The Jobs API of every cluster the runner has talked to."""
 
-    def __init__(self) -> None:
-        self._clients: dict[str, Any] = {}
+    def __init__(self, headers_for: Callable[[str], Mapping[str, str]] | None = None) -> None:
+        self._clients: dict[tuple[str, tuple[tuple[str, str], ...]], Any] = {}
+        self._headers_for = headers_for or (lambda url: {})
 
     def _client(self, url: str) -> Any:
-        client = self._clients.get(url)
+        headers = dict(self._headers_for(url))
+        key = (url, tuple(sorted(headers.items())))
+        client = self._clients.get(key)
         if client is None:
             from ray.job_submission import JobSubmissionClient
 
-            client = JobSubmissionClient(url)
-            self._clients[url] = client
+            client = JobSubmissionClient(url, headers=headers or None)
+            self._clients = {k: v for k, v in self._clients.items() if k[0] != url}
+            self._clients[key] = client
         return client
 
     def submit(self, url: str, job: Obj, submission_id: str) -> None:

@@ -3,8 +3,13 @@
 A pure function of its inputs (no I/O, no environment reads): the agent describes a node the way a
 KubeRay pod would have it (resources from the pod template, the group's ``rayStartParams``), and
 gets back the argv and environment for the process layer. Local isolation is enforced here: every
-port comes from :mod:`codeflare.local.agent.ports`, the temp dir is per node and short, the dashboard
-binds loopback only, usage stats are off. ``rayStartParams`` keys are mapped as KubeRay does
+port comes from :mod:`codeflare.local.agent.ports` (Ray's fixed Prometheus ports of the dashboard
+and autoscaler too, through their environment variables), the temp dir is per node and short,
+every server binds loopback only (the node runs through :mod:`ray_launch`, which keeps
+``127.0.0.1`` as the node's address, and its children get ``RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER=0``,
+which keeps it in theirs), usage stats are off. With a token the node requires it on every call
+(``RAY_AUTH_MODE=token``); with TLS files every gRPC connection is mutual TLS (Ray's ``RAY_USE_TLS``
+variables, replacing whatever the pod template said). ``rayStartParams`` keys are mapped as KubeRay does
 (``--key=value``; ``"true"`` turns a flag on); keys that would break isolation are overridden by
 ours (with a warning) or refused (see ``_OWNED_KEYS`` and ``_REFUSED_KEYS``). It starts nothing.
 """
@@ -93,6 +98,23 @@ class RayStartParamError(ValueError):
 
 
 @dataclass(frozen=True)
+class NodeTLS:
+    """Where a node's TLS files are: its certificate and key (signed by the cluster CA) and the CA."""
+
+    cert: str
+    key: str
+    ca: str
+
+    def env(self) -> dict[str, str]:
+        return {
+            "RAY_USE_TLS": "1",
+            "RAY_TLS_SERVER_CERT": self.cert,
+            "RAY_TLS_SERVER_KEY": self.key,
+            "RAY_TLS_CA_CERT": self.ca,
+        }
+
+
+@dataclass(frozen=True)
 class RayNodeSpec:
     """What the agent knows about one Ray node (one KubeRay pod)."""
 
@@ -110,6 +132,8 @@ class RayNodeSpec:
     head_address: str | None = None
     gpu_ids: tuple[int, ...] | None = None
     env: Mapping[str, str] = field(default_factory=dict)
+    auth_token: str | None = None
+    tls: NodeTLS | None = None
 
 
 @dataclass(frozen=True)
@@ -123,6 +147,14 @@ class RayStartCommand:
 def default_ray_executable() -> str:
     """The ``ray`` script installed beside the running interpreter."""
     return str(Path(sys.executable).parent / "ray")
+
+
+def ray_command(ray_executable: str | None = None) -> list[str]:
+    """How a node's ``ray`` is run: Ray's own command through :mod:`ray_launch` (loopback kept),
+    unless another executable is named."""
+    if ray_executable is not None:
+        return [ray_executable]
+    return [sys.executable, "-m", "codeflare.local.agent.ray_launch"]
 
 
 def node_temp_dir(cluster: str, node: str, root: str = "/tmp") -> str:
@@ -152,7 +184,7 @@ def build_ray_start(
     resources = {**spec.resources, **params.resources}
 
     ports = spec.ports
-    argv = [ray_executable or default_ray_executable(), "start", "--block", "--disable-usage-stats"]
+    argv = [*ray_command(ray_executable), "start", "--block", "--disable-usage-stats"]
     if spec.role == "head":
         assert ports.gcs is not None and ports.dashboard is not None and ports.client_server is not None
         argv += [
@@ -165,8 +197,7 @@ def build_ray_start(
     else:
         argv.append(f"--address={spec.head_address}")
     argv += [
-        # Ray rewrites a loopback node IP to the host's primary address (resolve_ip_for_localhost)
-        # and its GCS and raylet listen on all interfaces; isolation between clusters is by port.
+        # exactly 127.0.0.1: Ray's servers bind loopback only for that address (ray_launch keeps it)
         f"--node-ip-address={LOOPBACK}",
         f"--temp-dir={spec.temp_dir}",
         f"--node-manager-port={ports.node_manager}",
@@ -286,10 +317,40 @@ def _parse_resources(value: str, where: str) -> dict[str, float]:
     return {k: float(v) for k, v in parsed.items()}
 
 
+# Set by the agent alone: a template's or the host's value would break isolation or the node's
+# credentials (the pod template of a cluster with mTLS names files inside a container).
+_OWNED_ENV = frozenset(
+    {
+        "RAY_ADDRESS",
+        "RAY_AUTH_MODE",
+        "RAY_AUTH_TOKEN",
+        "RAY_AUTH_TOKEN_PATH",
+        "RAY_USE_TLS",
+        "RAY_TLS_SERVER_CERT",
+        "RAY_TLS_SERVER_KEY",
+        "RAY_TLS_CA_CERT",
+        "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER",
+        "DASHBOARD_METRIC_PORT",
+        "AUTOSCALER_METRIC_PORT",
+    }
+)
+
+
 def _node_env(spec: RayNodeSpec, base_env: Mapping[str, str]) -> dict[str, str]:
-    env = {k: v for k, v in base_env.items() if k != "RAY_ADDRESS"}
-    env.update(spec.env)
+    env = {k: v for k, v in {**base_env, **spec.env}.items() if k not in _OWNED_ENV}
     env["RAY_USAGE_STATS_ENABLED"] = "0"
+    # Ray's processes keep a loopback address as theirs only when they think multi-node clusters
+    # are off (ray_launch lets the node itself join its cluster all the same)
+    env["RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"] = "0"
+    if spec.ports.dashboard_metrics is not None:
+        env["DASHBOARD_METRIC_PORT"] = str(spec.ports.dashboard_metrics)
+    if spec.ports.autoscaler_metrics is not None:
+        env["AUTOSCALER_METRIC_PORT"] = str(spec.ports.autoscaler_metrics)
+    if spec.auth_token:
+        env["RAY_AUTH_MODE"] = "token"
+        env["RAY_AUTH_TOKEN"] = spec.auth_token
+    if spec.tls is not None:
+        env.update(spec.tls.env())
     if spec.gpu_ids is not None:
         env["CUDA_VISIBLE_DEVICES"] = ",".join(str(i) for i in spec.gpu_ids)
     return env

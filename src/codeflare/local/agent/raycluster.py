@@ -32,6 +32,7 @@ from codeflare.local.agent.cluster_runner import (
     RayNodeFailedError,
 )
 from codeflare.local.agent.cluster_writes import RayClusterWrites
+from codeflare.local.agent.credentials import ClusterCredentials, CredentialsPending
 from codeflare.local.agent.journal import ClusterJournal
 from codeflare.local.agent.pods import NodeView, PodSync
 from codeflare.local.agent.ports import PortAllocator
@@ -150,6 +151,7 @@ class RayClusterRunner:
         self.base_env = dict(base_env)
         self.journal = ClusterJournal(home / "clusters")
         self.writes = RayClusterWrites(kube)
+        self.credentials = ClusterCredentials(kube)
         self.pods = PodSync(kube, node_name)
         self.clusters: dict[str, LocalRayCluster] = {}
         self._head_failures: dict[str, int] = {}
@@ -171,6 +173,13 @@ class RayClusterRunner:
         else:
             return await self._run(rc)
         return None
+
+    def dashboard_headers(self, url: str) -> dict[str, str]:
+        """What a request to the dashboard at ``url`` must carry (its cluster's token)."""
+        for runtime in self.clusters.values():
+            if runtime.head is not None and runtime.dashboard_url == url.rstrip("/"):
+                return runtime.http_headers
+        return {}
 
     async def _run(self, rc: Obj) -> float | None:
         runtime, again = await self._runtime(rc)
@@ -211,6 +220,12 @@ class RayClusterRunner:
         runtime = self.clusters.get(uid)
         head_template = shapes.node_template((rc.get("spec") or {}).get("headGroupSpec") or {}, head=True)
         if runtime is None:
+            try:
+                token = await self.credentials.token(rc)
+                tls_ca = await self.credentials.tls_ca(rc)
+            except (CredentialsPending, ValueError) as exc:
+                log.info("%s; waiting", exc)
+                return None, 1.0
             state = (meta.get("annotations") or {}).get(LOCAL_PROCESSES_ANNOTATION)
             if state:
                 runtime = await asyncio.to_thread(
@@ -219,6 +234,8 @@ class RayClusterRunner:
                     head_template,
                     ports=self.ports,
                     base_env=self.base_env,
+                    auth_token=token,
+                    tls_ca=tls_ca,
                 )
             else:
                 runtime = LocalRayCluster(
@@ -228,6 +245,8 @@ class RayClusterRunner:
                     ports=self.ports,
                     log_dir=self.home / "logs" / "clusters" / f"{meta['name']}-{uid[:8]}",
                     base_env=self.base_env,
+                    auth_token=token,
+                    tls_ca=tls_ca,
                 )
             self.clusters[uid] = runtime
         if runtime.head is not None:

@@ -1,7 +1,8 @@
 """mTLS between Ray nodes and clients: the per-cluster CA Secret and what pods need to use it.
 
-The controller creates ``ca-secret-<name>`` once (never regenerating it, clients hold
-certificates from it). The webhook adds to every Ray pod template an init container that signs
+The controller creates ``<name>-ca-secret-mtls`` once (never regenerating it, clients hold
+certificates from it), labelled ``ray.openshift.ai/cluster-name`` as codeflare-sdk
+expects. The webhook adds to every Ray pod template an init container that signs
 a serving certificate for the pod with that CA, the two volumes involved, and Ray's TLS
 environment variables on the Ray container. Naming and minting shared with the SDK are in
 :mod:`codeflare.api.mtls`.
@@ -13,7 +14,7 @@ import base64
 from collections.abc import Mapping
 from typing import Any
 
-from codeflare.api.mtls import ca_secret_name, new_cluster_ca
+from codeflare.api.mtls import CLUSTER_NAME_LABEL, ca_secret_name, new_cluster_ca
 from codeflare.k8s.types import Obj
 from codeflare.operator.raycluster import child_metadata, cluster_ref
 
@@ -74,10 +75,12 @@ def ca_secret(rc: Mapping[str, Any]) -> Obj:
     """A new CA Secret for the cluster (create it only when none exists)."""
     namespace, name = cluster_ref(rc)
     data = new_cluster_ca(name, namespace)
+    metadata = child_metadata(rc, ca_secret_name(name))
+    metadata["labels"][CLUSTER_NAME_LABEL] = name
     return {
         "apiVersion": "v1",
         "kind": "Secret",
-        "metadata": child_metadata(rc, ca_secret_name(name)),
+        "metadata": metadata,
         "type": "Opaque",
         "data": {key: base64.b64encode(value).decode() for key, value in data.items()},
     }

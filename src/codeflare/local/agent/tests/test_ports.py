@@ -28,7 +28,7 @@ def test_node_ports_are_distinct_and_cover_every_ray_port(tmp_path: Path) -> Non
     assert worker.gcs is None and worker.dashboard is None
     assert head.max_worker - head.min_worker == 15
     all_ports = head.all_ports() + worker.all_ports()
-    assert len(all_ports) == len(set(all_ports)) == 9 + 16 + 6 + 16
+    assert len(all_ports) == len(set(all_ports)) == 11 + 16 + 6 + 16
 
 
 def test_two_processes_never_get_the_same_port(tmp_path: Path) -> None:

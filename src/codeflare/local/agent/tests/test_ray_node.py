@@ -7,7 +7,13 @@ import json
 import pytest
 
 from codeflare.local.agent.ports import RayNodePorts
-from codeflare.local.agent.ray_node import RayNodeSpec, RayStartParamError, build_ray_start, node_temp_dir
+from codeflare.local.agent.ray_node import (
+    NodeTLS,
+    RayNodeSpec,
+    RayStartParamError,
+    build_ray_start,
+    node_temp_dir,
+)
 
 
 def _ports(first: int, workers: int, **head_only: int) -> RayNodePorts:
@@ -111,3 +117,31 @@ def test_spec_errors() -> None:
         build_ray_start(_head(role="worker", ports=WORKER_PORTS), {}, "ray")
     with pytest.raises(ValueError, match="107 bytes"):
         build_ray_start(_head(temp_dir="/tmp/" + "x" * 60), {}, "ray")
+
+
+def test_the_default_command_runs_ray_through_the_loopback_launcher() -> None:
+    command = build_ray_start(_head(), {})
+    assert command.argv[1:4] == ["-m", "codeflare.local.agent.ray_launch", "start"]
+
+
+def test_env_keeps_loopback_pins_metrics_ports_and_carries_token_and_tls_over_the_template() -> None:
+    ports = _ports(20001, 20100, gcs=20007, dashboard=20008, client_server=20009,
+                   dashboard_metrics=20010, autoscaler_metrics=20011)
+    template_env = {  # what the mTLS webhook writes into a pod template, and a stray token
+        "RAY_USE_TLS": "1",
+        "RAY_TLS_SERVER_CERT": "/home/ray/workspace/tls/tls.crt",
+        "RAY_AUTH_TOKEN": "from-the-template",
+        "MY_SETTING": "kept",
+    }
+    tls = NodeTLS(cert="/tmp/n/tls.crt", key="/tmp/n/tls.key", ca="/tmp/n/ca.crt")
+    spec = _head(ports=ports, env=template_env, auth_token="t0k3n", tls=tls)
+    env = build_ray_start(spec, {"RAY_AUTH_MODE": "disabled", "PATH": "/bin"}, "ray").env
+
+    assert env["RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"] == "0"
+    assert env["DASHBOARD_METRIC_PORT"] == "20010" and env["AUTOSCALER_METRIC_PORT"] == "20011"
+    assert env["RAY_AUTH_MODE"] == "token" and env["RAY_AUTH_TOKEN"] == "t0k3n"
+    assert env["RAY_TLS_SERVER_CERT"] == "/tmp/n/tls.crt" and env["RAY_TLS_CA_CERT"] == "/tmp/n/ca.crt"
+    assert env["MY_SETTING"] == "kept" and env["PATH"] == "/bin"
+
+    plain = build_ray_start(_head(env=template_env), {"RAY_AUTH_MODE": "token"}, "ray").env
+    assert not {"RAY_AUTH_MODE", "RAY_AUTH_TOKEN", "RAY_USE_TLS", "RAY_TLS_SERVER_CERT"} & set(plain)

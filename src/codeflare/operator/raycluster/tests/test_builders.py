@@ -36,12 +36,18 @@ def test_head_policy_opens_the_oauth_port_only_with_oauth() -> None:
 
 def test_ca_secret_mints_client_certificates_chained_to_it() -> None:
     secret = mtls.ca_secret(RC)
-    assert secret["metadata"]["name"] == "ca-secret-rc"
+    # where codeflare-sdk 0.40's generate_cert.get_secret_name finds it: this label, and a name
+    # containing "<cluster>-ca-secret-" (src/codeflare_sdk/common/utils/generate_cert.py)
+    assert secret["metadata"]["name"] == "rc-ca-secret-mtls"
+    assert secret["metadata"]["labels"]["ray.openshift.ai/cluster-name"] == "rc"
     ca_pem, _ = ca_from_secret(secret)
     material = client_certificate(secret)
     ca = x509.load_pem_x509_certificate(ca_pem)
     leaf = x509.load_pem_x509_certificate(material.cert_pem)
     leaf.verify_directly_issued_by(ca)
+    # Ray presents one certificate as server and as client (RAY_TLS_SERVER_CERT), so both usages
+    usages = leaf.extensions.get_extension_for_class(x509.ExtendedKeyUsage).value
+    assert {u._name for u in usages} == {"serverAuth", "clientAuth"}
     assert material.ca_pem == ca_pem
     assert base64.b64decode(secret["data"]["ca.key"]).startswith(b"-----BEGIN PRIVATE KEY")
 

@@ -132,7 +132,7 @@ def test_mtls_injects_init_container_volumes_and_ray_tls_env_in_every_pod_templa
         pod = template["spec"]
         assert [c["name"] for c in pod["initContainers"]] == ["create-cert"]
         assert pod["initContainers"][0]["image"] == "rayproject/ray:2.9"
-        assert {v["name"]: v for v in pod["volumes"]}["ca-vol"]["secret"]["secretName"] == "ca-secret-rc"
+        assert {v["name"]: v for v in pod["volumes"]}["ca-vol"]["secret"]["secretName"] == "rc-ca-secret-mtls"
         env = {e["name"]: e["value"] for e in pod["containers"][0]["env"]}
         assert env["RAY_USE_TLS"] == "1" and env["RAY_TLS_CA_CERT"].endswith("/ca.crt")
     assert "serviceAccountName" not in out["spec"]["headGroupSpec"]["template"]["spec"]
