@@ -16,7 +16,7 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-BENCHMARKS = ("apiserver", "scheduling", "operator", "local", "sdk")
+BENCHMARKS = ("apiserver", "scheduling", "operator", "local", "sdk", "dashboard")
 
 
 def main(argv: list[str] | None = None) -> int:
