@@ -56,7 +56,7 @@ class RequestContext:
     field_validation: str = "Warn"  # Strict | Warn | Ignore
     user_agent: str = ""
     warnings: list[str] = field(default_factory=list)
-    duplicate_fields: list[str] = field(default_factory=list)  # found by the body decoder
+    duplicate_fields: list[tuple[str, str]] = field(default_factory=list)  # (path, message), from decoding
 
     def manager(self, default: str = "unknown") -> str:
         if self.field_manager:

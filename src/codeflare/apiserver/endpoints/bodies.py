@@ -32,11 +32,12 @@ _KEY_END = re.compile(r'"\s*:')
 class DecodedObject(dict[str, Any]):
     """A decoded JSON or YAML object whose text repeated some keys.
 
-    ``duplicate_fields`` holds their dotted paths (``spec.paused``, ``spec.ports[0].name``) for
-    JSON, and kube-apiserver's YAML wording (``line 12: key "paused" already set in map``).
+    ``duplicate_fields`` holds one ``(path, message)`` per repeat, worded as kube-apiserver
+    words it: ``("spec.paused", 'duplicate field "paused"')`` for JSON, and for YAML (whose
+    paths are not tracked, so the path is empty) ``'line 3: key "paused" already set in map'``.
     """
 
-    duplicate_fields: list[str]
+    duplicate_fields: list[tuple[str, str]]
 
 
 def _reject_constant(name: str) -> Any:
@@ -76,14 +77,10 @@ def decode_json(text: str) -> Any:
     return value
 
 
-def _json_duplicates(text: str) -> list[str]:
-    """The paths of the keys repeated within one object of ``text`` (valid JSON), in order."""
-    found: list[str] = []
-
-    def pairs(items: list[tuple[str, Any]]) -> _Pairs:
-        return _Pairs(items)
-
-    tree = json.loads(text, object_pairs_hook=pairs, parse_constant=_reject_constant)
+def _json_duplicates(text: str) -> list[tuple[str, str]]:
+    """``(path, message)`` of the keys repeated within one object of ``text`` (valid JSON)."""
+    found: list[tuple[str, str]] = []
+    tree = json.loads(text, object_pairs_hook=_Pairs, parse_constant=_reject_constant)
     _collect_duplicates(tree, "", found)
     return found
 
@@ -92,13 +89,13 @@ class _Pairs(list[tuple[str, Any]]):
     """An object's members in text order (the second pass keeps repeats)."""
 
 
-def _collect_duplicates(node: Any, path: str, found: list[str]) -> None:
+def _collect_duplicates(node: Any, path: str, found: list[tuple[str, str]]) -> None:
     if isinstance(node, _Pairs):
         seen: set[str] = set()
         for key, child in node:
             sub = f"{path}.{key}" if path else key
-            if key in seen and sub not in found:
-                found.append(sub)
+            if key in seen and all(sub != p for p, _ in found):
+                found.append((sub, f"duplicate field {json.dumps(key)}"))
             seen.add(key)
             _collect_duplicates(child, sub, found)
     elif isinstance(node, list):
@@ -111,7 +108,7 @@ class _DuplicateKeyLoader(yaml.SafeLoader):
 
     def __init__(self, stream: str) -> None:
         super().__init__(stream)
-        self.duplicates: list[str] = []
+        self.duplicates: list[tuple[str, str]] = []
 
     def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
         seen: set[Any] = set()
@@ -119,7 +116,7 @@ class _DuplicateKeyLoader(yaml.SafeLoader):
             key = key_node.value if isinstance(key_node, yaml.ScalarNode) else None
             if key is not None and key in seen:
                 line = key_node.start_mark.line + 1
-                self.duplicates.append(f"line {line}: key {json.dumps(key)} already set in map")
+                self.duplicates.append(("", f"line {line}: key {json.dumps(key)} already set in map"))
             seen.add(key)
         return super().construct_mapping(node, deep=deep)
 

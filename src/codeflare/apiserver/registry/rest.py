@@ -201,10 +201,11 @@ def apply_schema(
     builtin = None if rt.custom else builtin_schemas.compiled(rt.group, rt.version, rt.kind)
     schema = builtin.compiled if builtin is not None else rt.schema
     if schema is None:
-        report_fields(ctx, [])
+        report_fields(ctx, [], typed=False)
         return []
     schema.default(obj)
-    report_fields(ctx, schema.prune(obj))
+    pruned = schema.prune(obj)  # in document order, as Go's decoder meets them; CRDs sort them
+    report_fields(ctx, pruned if builtin is not None else sorted(pruned), typed=builtin is not None)
     result: list[FieldError] = schema.validate(obj, old)
     if builtin is not None and not result:
         result = builtin.canonical_quantities(obj)
@@ -216,20 +217,19 @@ def note_duplicates(ctx: RequestContext, body: Any) -> None:
     ctx.duplicate_fields = list(getattr(body, "duplicate_fields", ()))
 
 
-def report_fields(ctx: RequestContext, pruned: list[str]) -> None:
-    """Unknown (pruned) and duplicate fields: a 400 (``Strict``), warnings (``Warn``) or nothing.
+def report_fields(ctx: RequestContext, pruned: list[str], typed: bool) -> None:
+    """Duplicate and unknown (pruned) fields: a 400 (``Strict``), warnings (``Warn``) or nothing.
 
-    Duplicates come from the body decoder (``ctx.duplicate_fields``); a field both unknown and
-    duplicated is reported once, as unknown, as kube-apiserver does for typed objects.
+    Duplicates come from the body decoder (``ctx.duplicate_fields``), first, as kube-apiserver
+    lists them; for ``typed`` (built-in) kinds a field both duplicated and unknown is reported
+    once, as unknown, as kube-apiserver does. Paths are quoted as Go's %q quotes ASCII (control
+    characters escaped: the messages become headers).
     """
-    duplicates = [d for d in ctx.duplicate_fields if d not in pruned]
+    duplicates = [message for path, message in ctx.duplicate_fields if not (typed and path in pruned)]
     ctx.duplicate_fields = []
     if ctx.field_validation == "Ignore" or not (pruned or duplicates):
         return
-    # Paths quoted as Go's %q does for ASCII (control characters escaped: they go into headers).
-    messages = [f"unknown field {json.dumps(p)}" for p in pruned] + [
-        d if d.startswith("line ") else f"duplicate field {json.dumps(d)}" for d in duplicates
-    ]
+    messages = duplicates + [f"unknown field {json.dumps(p)}" for p in pruned]
     if ctx.field_validation == "Strict":
         raise errors.bad_request("strict decoding error: " + ", ".join(messages))
     ctx.warnings.extend(messages)

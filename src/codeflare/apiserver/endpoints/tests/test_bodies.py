@@ -75,14 +75,17 @@ DUPLICATES_YAML = """spec:
 def test_json_duplicates_are_listed_by_path() -> None:
     value = bodies.decode_json(DUPLICATES_JSON)
     assert isinstance(value, bodies.DecodedObject)
-    assert value.duplicate_fields == ["spec.paused", "spec.template.spec.containers[0].imagePullPolicy"]
+    assert value.duplicate_fields == [
+        ("spec.paused", 'duplicate field "paused"'),
+        ("spec.template.spec.containers[0].imagePullPolicy", 'duplicate field "imagePullPolicy"'),
+    ]
     assert value["spec"]["paused"] is False
 
 
 def test_yaml_duplicates_are_worded_as_kube_apiserver_words_them() -> None:
     value = bodies.decode_yaml(DUPLICATES_YAML)
     assert isinstance(value, bodies.DecodedObject)
-    assert value.duplicate_fields == [
+    assert [message for _, message in value.duplicate_fields] == [
         'line 3: key "paused" already set in map',
         'line 9: key "imagePullPolicy" already set in map',
     ]
@@ -110,5 +113,6 @@ def test_duplicates_are_found_exactly(tree: dict[str, Any], repeat: bool) -> Non
     if repeat:  # the first key once more, at the end of the top object
         text = text[:-1] + f", {json.dumps(key)}: 0}}"
     value = bodies.decode_json(text)
-    assert getattr(value, "duplicate_fields", []) == ([key] if repeat else [])
+    expected = [(key, f"duplicate field {json.dumps(key)}")] if repeat else []
+    assert getattr(value, "duplicate_fields", []) == expected
     assert value == ({**tree, key: 0} if repeat else tree)
