@@ -70,16 +70,44 @@ def _status(args: argparse.Namespace) -> int:
     from codeflare.local.mode import LocalMode
 
     status = LocalMode(args.home).status()
+    status["storage"] = _storage(Path(status["kubeconfig"])) if status["kubeconfig"] else None
     if args.output == "json":
         print(json.dumps(status, indent=2))
     else:
         print(f"home:       {status['home']}")
         print(f"kubeconfig: {status['kubeconfig'] or '-'}")
         print(f"dashboard:  {status['dashboard'] or '-'}")
+        print(f"storage:    {status['storage'] or '-'}")
         for name, comp in status["components"].items():
             state = f"running (pid {comp['pid']})" if comp["running"] else "stopped"
             print(f"{name:<10}  {state:<22} {comp['log'] or ''}")
     return 0 if all(c["running"] for c in status["components"].values()) else 1
+
+
+def _storage(kubeconfig: Path, timeout: float = 3.0) -> str:
+    """The API server's storage condition from its ``/readyz/storage`` check: ``ok``, the reason
+    it fails (a full disk, naming the state directory), or ``unknown: ...`` when it cannot say."""
+    import base64
+    import ssl
+    import urllib.error
+    import urllib.request
+
+    import yaml
+
+    try:
+        cluster = yaml.safe_load(kubeconfig.read_text())["clusters"][0]["cluster"]
+        url = str(cluster["server"]).rstrip("/") + "/readyz/storage"
+        context = None
+        if url.startswith("https:"):
+            ca = base64.b64decode(cluster["certificate-authority-data"]).decode()
+            context = ssl.create_default_context(cadata=ca)
+        with urllib.request.urlopen(url, timeout=timeout, context=context):
+            return "ok"
+    except urllib.error.HTTPError as exc:
+        reason = exc.read().decode(errors="replace").strip().removeprefix("internal server error: ")
+        return reason if exc.code == 503 else f"unknown: /readyz/storage answered {exc.code}"
+    except (OSError, ValueError, KeyError, IndexError, TypeError, yaml.YAMLError) as exc:
+        return f"unknown: {exc}"
 
 
 def _agent(args: argparse.Namespace) -> int:

@@ -19,7 +19,7 @@ from aiohttp import web
 
 from codeflare.apiserver import errors
 from codeflare.apiserver.context import RequestContext, UserInfo
-from codeflare.apiserver.endpoints import discovery, protowire
+from codeflare.apiserver.endpoints import discovery, health, protowire
 from codeflare.apiserver.endpoints.admitted import AdmittedWrites
 from codeflare.apiserver.endpoints.list_options import list_options
 from codeflare.apiserver.endpoints.request import (
@@ -61,6 +61,7 @@ from codeflare.apiserver.registry.selectors import FieldSelector, LabelSelector
 from codeflare.apiserver.registry.watch import WatchHub
 from codeflare.apiserver.security.admission import Admission
 from codeflare.apiserver.security.authn import ANONYMOUS, TokenAuthenticator
+from codeflare.apiserver.storage.store import StorageFull
 
 __all__ = ["ApiHandlers", "Authorizer", "RequestAttributes", "VirtualCreate"]
 
@@ -111,6 +112,8 @@ class ApiHandlers:
             return await handler(request)
         except errors.ApiError as err:
             return error_response(err)
+        except StorageFull as full:
+            return error_response(errors.insufficient_storage(full.directory))
         except web.HTTPRequestEntityTooLarge:
             return json_response(
                 errors.ApiError(413, "RequestEntityTooLarge", "the request is too large").status(), 413
@@ -129,7 +132,7 @@ class ApiHandlers:
     async def dispatch(self, request: web.Request) -> web.StreamResponse:
         path = request.path
         if path in ("/healthz", "/livez", "/readyz") or path.startswith(("/healthz/", "/livez/", "/readyz/")):
-            return web.Response(text="ok" if self.ready else "not ready", status=200 if self.ready else 503)
+            return health.answer(path, request.query, self.ready, self.api.store)
         user = self.authn.authenticate(request.headers.get("Authorization"))
         if user is None:
             if path not in PUBLIC_PATHS:

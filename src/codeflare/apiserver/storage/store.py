@@ -3,7 +3,10 @@
 Every write is committed to SQLite before it is acknowledged, so a ``kill -9`` loses nothing that
 a client was told succeeded. Reads are served from memory. Each write gets the next global
 resourceVersion and is appended to a bounded change log that watches resume from; versions older
-than the log answer 410 Gone. This module knows nothing about HTTP, validation or semantics.
+than the log answer 410 Gone. On a full disk a write raises :class:`StorageFull` and changes
+nothing; deletes go on with the room a :class:`~.reserve.SpaceReserve` gives back, and the store
+recovers by itself when a later write succeeds. A committed change reaches every listener even
+when trimming the change log fails. This module knows nothing about HTTP, validation or semantics.
 """
 
 from __future__ import annotations
@@ -17,6 +20,8 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from codeflare.apiserver.storage.reserve import DEFAULT_RESERVE_BYTES, SpaceReserve, is_disk_full
 
 log = logging.getLogger(__name__)
 
@@ -39,6 +44,14 @@ class Change:
 Listener = Callable[[Change], None]
 
 
+class StorageFull(Exception):
+    """A write was refused because the disk (or the database) under ``directory`` is full."""
+
+    def __init__(self, directory: str) -> None:
+        super().__init__(f"no space left for the database in {directory}")
+        self.directory = directory
+
+
 def _dumps(obj: Any) -> str:
     return json.dumps(obj, separators=(",", ":"), ensure_ascii=False)
 
@@ -46,8 +59,12 @@ def _dumps(obj: Any) -> str:
 class ObjectStore:
     """All objects, keyed by (storage key, namespace, name); '' is the namespace of cluster objects."""
 
-    def __init__(self, path: Path | None, history: int = 20_000) -> None:
+    def __init__(
+        self, path: Path | None, history: int = 20_000, reserve_bytes: int = DEFAULT_RESERVE_BYTES
+    ) -> None:
         self._path = path
+        self._reserve = SpaceReserve(path.with_name(path.name + ".reserve"), reserve_bytes) if path else None
+        self.full = False  # the last write found the disk full (cleared by the next one that succeeds)
         self._db = sqlite3.connect(
             str(path) if path else ":memory:", isolation_level=None, check_same_thread=False
         )
@@ -132,29 +149,40 @@ class ObjectStore:
         return lambda: self._listeners.remove(listener) if listener in self._listeners else None
 
     def put(self, key: str, obj: dict[str, Any], old: dict[str, Any] | None) -> dict[str, Any]:
-        """Create or replace ``obj``; sets metadata.resourceVersion and commits before returning."""
+        """Create or replace ``obj``; sets metadata.resourceVersion and commits before returning.
+
+        Raises :class:`StorageFull` (nothing changed) when the disk is full.
+        """
         meta = obj["metadata"]
         namespace, name = meta.get("namespace", ""), meta["name"]
         rv = self._rv + 1
-        meta["resourceVersion"] = str(rv)
-        data = _dumps(obj)
         change_type = MODIFIED if old is not None else ADDED
-        with self._transaction():
-            self._db.execute(
-                "INSERT OR REPLACE INTO objects (rkey, ns, name, rv, data) VALUES (?, ?, ?, ?, ?)",
-                (key, namespace, name, rv, data),
-            )
-            self._db.execute(
-                "INSERT INTO changes (rv, type, rkey, ns, name, data, old) VALUES (?, ?, ?, ?, ?, ?, ?)",
-                (rv, change_type, key, namespace, name, data, None),
-            )
+        stored = dict(obj, metadata=dict(meta, resourceVersion=str(rv)))
+        data = _dumps(stored)
+        self._write(
+            [
+                (
+                    "INSERT OR REPLACE INTO objects (rkey, ns, name, rv, data) VALUES (?, ?, ?, ?, ?)",
+                    (key, namespace, name, rv, data),
+                ),
+                (
+                    "INSERT INTO changes (rv, type, rkey, ns, name, data, old) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                    (rv, change_type, key, namespace, name, data, None),
+                ),
+            ],
+            may_use_reserve=False,
+        )
+        meta["resourceVersion"] = str(rv)
         self._rv = rv
         self._objects.setdefault(key, {})[(namespace, name)] = obj
         self._emit(Change(rv, change_type, key, namespace, name, obj, old))
         return obj
 
     def delete(self, key: str, namespace: str, name: str) -> dict[str, Any] | None:
-        """Remove an object for good; the DELETED event carries a fresh resourceVersion."""
+        """Remove an object for good; the DELETED event carries a fresh resourceVersion.
+
+        On a full disk the space reserve is released so the delete (which frees room) goes on.
+        """
         old = self.get(key, namespace, name)
         if old is None:
             return None
@@ -162,31 +190,70 @@ class ObjectStore:
         final = dict(old)
         final["metadata"] = dict(old["metadata"], resourceVersion=str(rv))
         data = _dumps(final)
-        with self._transaction():
-            self._db.execute("DELETE FROM objects WHERE rkey=? AND ns=? AND name=?", (key, namespace, name))
-            self._db.execute(
-                "INSERT INTO changes (rv, type, rkey, ns, name, data, old) VALUES (?, ?, ?, ?, ?, ?, ?)",
-                (rv, DELETED, key, namespace, name, data, None),
-            )
+        self._write(
+            [
+                ("DELETE FROM objects WHERE rkey=? AND ns=? AND name=?", (key, namespace, name)),
+                (
+                    "INSERT INTO changes (rv, type, rkey, ns, name, data, old) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                    (rv, DELETED, key, namespace, name, data, None),
+                ),
+            ],
+            may_use_reserve=True,
+        )
         self._rv = rv
         del self._objects[key][(namespace, name)]
         self._emit(Change(rv, DELETED, key, namespace, name, final, old))
         return final
 
+    @property
+    def directory(self) -> str:
+        """Where the database lives (named in "storage full" answers)."""
+        return str(self._path.parent) if self._path else ":memory:"
+
+    def _write(self, statements: list[tuple[str, tuple[Any, ...]]], *, may_use_reserve: bool) -> None:
+        """Run ``statements`` in one transaction; StorageFull when the disk is full (a delete
+        first releases the reserve and tries once more)."""
+        for attempt in (1, 2):
+            try:
+                with self._transaction():
+                    for sql, params in statements:
+                        self._db.execute(sql, params)
+            except (sqlite3.Error, OSError) as exc:
+                if not is_disk_full(exc):
+                    raise
+                self.full = True
+                if attempt == 1 and may_use_reserve and self._reserve is not None and self._reserve.release():
+                    continue
+                log.warning("write refused: %s", exc)
+                raise StorageFull(self.directory) from exc
+            break
+        if self.full and not may_use_reserve:
+            self.full = False
+            log.info("storage has room again: writes accepted")
+        if self._reserve is not None and not self.full and not self._reserve.held:
+            self._reserve.take()
+
     def _transaction(self) -> _Transaction:
         return _Transaction(self._db)
 
     def _emit(self, change: Change) -> None:
+        """Tell every listener of a committed change, then trim the change log now and then."""
         self._history.append(change)
-        self._writes_since_trim += 1
-        if self._writes_since_trim >= 1000:
-            self._writes_since_trim = 0
-            self._db.execute("DELETE FROM changes WHERE rv <= ?", (self._rv - self._history_limit,))
         for listener in list(self._listeners):
             try:
                 listener(change)
             except Exception:  # a broken listener must never undo a committed write
                 log.exception("change listener failed")
+        self._writes_since_trim += 1
+        if self._writes_since_trim >= 1000:
+            self._writes_since_trim = 0
+            try:
+                self._trim()
+            except (sqlite3.Error, OSError) as exc:  # the write is committed; trimming retries later
+                log.warning("trimming the change log failed: %s", exc)
+
+    def _trim(self) -> None:
+        self._db.execute("DELETE FROM changes WHERE rv <= ?", (self._rv - self._history_limit,))
 
 
 class _Transaction:
@@ -198,8 +265,16 @@ class _Transaction:
 
     def __exit__(self, exc_type: object, exc: object, _tb: object) -> None:
         if exc_type is None:
-            self._db.execute("COMMIT")
+            try:
+                self._db.execute("COMMIT")
+            except BaseException:  # a failed COMMIT (disk full) leaves the transaction open
+                self._rollback()
+                raise
         else:
+            self._rollback()
+
+    def _rollback(self) -> None:
+        if self._db.in_transaction:
             self._db.execute("ROLLBACK")
 
 
