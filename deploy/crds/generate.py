@@ -677,7 +677,8 @@ def cluster_queue() -> Schema:
                         {
                             "policy": enum(policy, default="Never"),
                             "maxPriorityThreshold": integer("Only preempt workloads up to this priority."),
-                        }
+                        },
+                        default={},
                     ),
                 },
                 "Which admitted workloads may be evicted to admit a pending one.",

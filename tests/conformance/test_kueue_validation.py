@@ -406,6 +406,55 @@ def test_cluster_queue(api: k8s.CustomObjectsApi, name: str, obj: Obj, expected:
         api.delete_cluster_custom_object(GROUP, VERSION, "clusterqueues", body["metadata"]["name"])
 
 
+DEFAULT_FUNGIBILITY = {"whenCanBorrow": "Borrow", "whenCanPreempt": "TryNextFlavor"}
+OVERRIDDEN = {
+    "withinClusterQueue": "LowerPriority",
+    "reclaimWithinCohort": "Any",
+    "borrowWithinCohort": {"policy": "LowerPriority", "maxPriorityThreshold": 100},
+}
+# clusterqueue_test.go "Defaulting on creation" (the spec only: the resource-in-use finalizer
+# Kueue's mutating webhook adds is not ours, see docs/conformance/validation.md).
+DEFAULTING_CASES = [
+    (
+        "All defaults",
+        {},
+        {
+            "queueingStrategy": "BestEffortFIFO",
+            "stopPolicy": "None",
+            "flavorFungibility": DEFAULT_FUNGIBILITY,
+            "preemption": {
+                "withinClusterQueue": "Never",
+                "reclaimWithinCohort": "Never",
+                "borrowWithinCohort": {"policy": "Never"},
+            },
+        },
+    ),
+    (
+        "Preemption overridden",
+        {"flavorFungibility": DEFAULT_FUNGIBILITY, "preemption": OVERRIDDEN},
+        {
+            "queueingStrategy": "BestEffortFIFO",
+            "stopPolicy": "None",
+            "flavorFungibility": DEFAULT_FUNGIBILITY,
+            "preemption": OVERRIDDEN,
+        },
+    ),
+]
+
+
+@pytest.mark.parametrize(("name", "spec", "expected"), DEFAULTING_CASES, ids=[c[0] for c in DEFAULTING_CASES])
+def test_cluster_queue_defaulting(api: k8s.CustomObjectsApi, name: str, spec: Obj, expected: Obj) -> None:
+    body = {
+        "apiVersion": f"{GROUP}/{VERSION}",
+        "kind": "ClusterQueue",
+        "metadata": {"name": "foo"},
+        "spec": spec,
+    }
+    created = as_obj(api.create_cluster_custom_object(GROUP, VERSION, "clusterqueues", body))
+    api.delete_cluster_custom_object(GROUP, VERSION, "clusterqueues", "foo")
+    assert created["spec"] == expected
+
+
 # --- ResourceFlavor (resourceflavor_test.go) -----------------------------------------------------
 
 
@@ -849,3 +898,17 @@ def test_kubectl_apply_of_a_bad_cluster_queue_shows_the_field_and_the_rule(
         'The ClusterQueue "by-kubectl" is invalid: spec: Invalid value: "object": '
         "borrowingLimit must be nil when cohort is empty"
     ) in shown.stderr
+
+
+def test_every_case_is_listed_in_the_validation_document() -> None:
+    """docs/conformance/validation.md lists every case of both tables (no case goes unlisted)."""
+    from codeflare.api.tests import test_kueue_validation as unit
+
+    document = (Path(__file__).resolve().parents[2] / "docs" / "conformance" / "validation.md").read_text()
+    names = [
+        case[0] for case in CLUSTER_QUEUE_CASES + RESOURCE_FLAVOR_CASES + WORKLOAD_CASES + ADMISSION_CASES
+    ]
+    names += [case[0] for case in unit.CLUSTER_QUEUE_CASES + unit.RESOURCE_FLAVOR_CASES + unit.WORKLOAD_CASES]
+    names += [case[0] for case in unit.WORKLOAD_UPDATE_CASES]
+    names += [case[0] for case in DEFAULTING_CASES]
+    assert [name for name in names if f"| {name} |" not in document] == []

@@ -326,5 +326,10 @@ def test_api_server_applies_the_documented_defaults() -> None:
     schema_engine.apply_defaults(queue, schema_of(queue))
     spec = queue["spec"]
     assert spec["queueingStrategy"] == "BestEffortFIFO"  # type: ignore[index]
-    assert spec["preemption"] == {"withinClusterQueue": "Never", "reclaimWithinCohort": "Never"}  # type: ignore[index]
+    # Kueue's defaults (clusterqueue_test.go "All defaults"): borrowWithinCohort defaults to {}.
+    assert spec["preemption"] == {  # type: ignore[index]
+        "withinClusterQueue": "Never",
+        "reclaimWithinCohort": "Never",
+        "borrowWithinCohort": {"policy": "Never"},
+    }
     assert spec["flavorFungibility"] == {"whenCanBorrow": "Borrow", "whenCanPreempt": "TryNextFlavor"}  # type: ignore[index]
