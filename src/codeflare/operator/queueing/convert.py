@@ -162,7 +162,17 @@ def workload(obj: Obj, priorities: dict[str, int] | None = None) -> Workload:
             for res, value in ((container.get("resources") or {}).get("requests") or {}).items():
                 requests[res] = requests.get(res, 0)
                 requests[res] = format_milli(milli_value(requests[res]) + milli_value(value))
-        pod_sets.append(PodSet(str(ps.get("name", "main")), int(ps.get("count") or 0), requests))
+        pod_spec = (ps.get("template") or {}).get("spec") or {}
+        pod_sets.append(
+            PodSet(
+                str(ps.get("name", "main")),
+                int(ps.get("count") or 0),
+                requests,
+                tuple(pod_spec.get("tolerations") or ()),
+                dict(pod_spec.get("nodeSelector") or {}),
+                _required_node_affinity(pod_spec),
+            )
+        )
     priority = spec.get("priority")
     if priority is None and spec.get("priorityClassName") and priorities:
         priority = priorities.get(spec["priorityClassName"], 0)
@@ -176,6 +186,28 @@ def workload(obj: Obj, priorities: dict[str, int] | None = None) -> Workload:
         active=spec.get("active", True) is not False,
         admission=admission_of(obj),
     )
+
+
+def _required_node_affinity(pod_spec: Obj) -> tuple[tuple[LabelSelectorRequirement, ...], ...] | None:
+    """The pod's required node affinity terms (ORed; each term's expressions ANDed), None if unset."""
+    required = ((pod_spec.get("affinity") or {}).get("nodeAffinity") or {}).get(
+        "requiredDuringSchedulingIgnoredDuringExecution"
+    ) or {}
+    terms = required.get("nodeSelectorTerms")
+    if terms is None:
+        return None
+    try:
+        return tuple(
+            tuple(
+                LabelSelectorRequirement(
+                    str(e.get("key", "")), str(e.get("operator", "")), tuple(e.get("values") or ())
+                )
+                for e in term.get("matchExpressions") or ()
+            )
+            for term in terms
+        )
+    except ValueError:
+        return ()  # a malformed term (the API refuses them) matches no flavor rather than any
 
 
 def node(obj: Obj, unmanaged_usage: dict[str, Any] | None = None) -> Node:

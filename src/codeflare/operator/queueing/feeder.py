@@ -45,6 +45,7 @@ class QueueingState:
     informers: dict[Kind, Informer] = field(default_factory=dict)
     inflight: set[str] = field(default_factory=set)  # admissions decided, not yet in the API
     needs_reason: set[str] = field(default_factory=set)  # pending and without QuotaReserved yet
+    inadmissible: set[str] = field(default_factory=set)  # QuotaReserved=False reason Inadmissible written
     priorities: dict[str, int] = field(default_factory=dict)  # WorkloadPriorityClass values
     pod_priorities: dict[str, int] = field(default_factory=dict)  # scheduling.k8s.io PriorityClass
     # LocalQueues with a stopPolicy (Hold, HoldAndDrain): out of the engine, as Kueue takes them
@@ -234,6 +235,10 @@ class EngineFeeder:
             state.needs_reason.add(key)
         else:
             state.needs_reason.discard(key)
+        if event != "DELETED" and inadmissible(obj):
+            state.inadmissible.add(key)  # a queue came back: its reason must be rewritten once
+        else:
+            state.inadmissible.discard(key)
         if event == "DELETED" or is_condition_true(conditions_of(obj), "Finished"):
             self.engine.remove_workload(key)
             state.inflight.discard(key)
@@ -257,3 +262,10 @@ def lacks_reason(workload: Obj) -> bool:
     if (workload.get("status") or {}).get("admission") or find_condition(conds, "QuotaReserved"):
         return False
     return not is_condition_true(conds, "Finished")
+
+
+def inadmissible(workload: Obj) -> bool:
+    """Pending with the "Inadmissible" reason written (a missing or stopped queue)."""
+    reserved = find_condition(conditions_of(workload), "QuotaReserved")
+    pending = not (workload.get("status") or {}).get("admission")
+    return pending and reserved is not None and reserved.get("reason") == "Inadmissible"

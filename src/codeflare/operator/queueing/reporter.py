@@ -46,9 +46,14 @@ class QueueCounts:
         return pending, admitted
 
 
-def count_workloads(workloads: Iterable[Obj], cluster_queue_of: Mapping[QueueRef, str]) -> QueueCounts:
-    """Count unfinished ``workloads``; a pending one counts in the ClusterQueue its LocalQueue names."""
+def count_workloads(
+    workloads: Iterable[Obj], cluster_queue_of: Mapping[QueueRef, str], held: Iterable[QueueRef] = ()
+) -> QueueCounts:
+    """Count unfinished ``workloads``; a pending one counts in the ClusterQueue its LocalQueue names,
+    unless that LocalQueue is stopped (Kueue takes a stopped LocalQueue's workloads out of its
+    ClusterQueue's queue, so they are not pending there)."""
     counts = QueueCounts()
+    stopped = set(held)
     for wl in workloads:
         if is_condition_true(conditions_of(wl), "Finished"):
             continue
@@ -57,7 +62,7 @@ def count_workloads(workloads: Iterable[Obj], cluster_queue_of: Mapping[QueueRef
         admission = convert.admission_of(wl)
         cq = admission.cluster_queue if admission else cluster_queue_of.get(lq_ref)
         slot = 1 if admission else 0
-        if cq:
+        if cq and (admission or lq_ref not in stopped):
             counts.cluster_queues.setdefault(cq, [0, 0])[slot] += 1
         counts.local_queues.setdefault(lq_ref, [0, 0])[slot] += 1
         if admission:
@@ -82,7 +87,8 @@ class QueueStatusReporter:
             ref: str((lq.get("spec") or {}).get("clusterQueue", ""))
             for ref, lq in informers[kinds.LOCAL_QUEUE].cache.items()
         }
-        counts = count_workloads(list(informers[kinds.WORKLOAD].cache.values()), cluster_queue_of)
+        workloads = list(informers[kinds.WORKLOAD].cache.values())
+        counts = count_workloads(workloads, cluster_queue_of, self.state.stopped_local_queues)
         now = format_rfc3339(self.ctx.clock())
         flavors = [name for _, name in informers[kinds.RESOURCE_FLAVOR].cache]
         for (_, name), cq in list(informers[kinds.CLUSTER_QUEUE].cache.items()):
@@ -97,10 +103,10 @@ class QueueStatusReporter:
                 flavors_known=flavors,
                 now=now,
             )
+            in_use = admitted > 0 or any(self.state.engine.usage(name).values())
+            await self._finalize(kinds.CLUSTER_QUEUE, cq, in_use)  # first: it writes against cq's version
             if new is not None:
                 await self._patch_status(kinds.CLUSTER_QUEUE, name, None, new)
-            in_use = admitted > 0 or any(self.state.engine.usage(name).values())
-            await self._finalize(kinds.CLUSTER_QUEUE, cq, in_use)
         used = finalizers.flavors_in_use(list(informers[kinds.CLUSTER_QUEUE].cache.values()))
         for (_, name), flavor in list(informers[kinds.RESOURCE_FLAVOR].cache.items()):
             await self._finalize(kinds.RESOURCE_FLAVOR, flavor, name in used)
@@ -127,7 +133,8 @@ class QueueStatusReporter:
             return
         meta = obj["metadata"]
         body = {"metadata": {"finalizers": new, "resourceVersion": meta.get("resourceVersion")}}
-        with contextlib.suppress(errors.NotFound):
+        # a conflict (the object changed since the cache saw it) is retried at the next report
+        with contextlib.suppress(errors.NotFound, errors.Conflict):
             await self.ctx.kube.patch(kind, meta["name"], body, meta.get("namespace"))
 
     async def _patch_status(self, kind: Kind, name: str, namespace: str | None, new: Obj) -> None:

@@ -1,0 +1,46 @@
+"""Kueue's controller and scheduler integration cases, black-box through the real server and operator.
+
+One embedded API server and one operator (in a thread) per module; every case of
+:mod:`tests.conformance.controller_cases` runs in its own namespace with its own queue names
+(see :mod:`tests.conformance.controller_runner`), created and checked with the official
+``kubernetes`` client. The operator runs with Kueue's defaults where they matter here: no node
+capacity check (Kueue has none), a short backoff. docs/conformance/controllers.md lists every
+case with its Kueue source and, where we differ, why.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+from kubernetes import client as k8s
+from kubernetes import config as k8s_config
+
+from tests.conformance.controller_cases import CASES
+from tests.conformance.controller_runner import run_case
+from tests.support.apiserver import ServerProcess
+from tests.support.control_plane import ThreadedOperator
+
+OPERATOR = {"queueing": {"backoffTime": "1s", "capacityCheck": False}, "appwrapper": {"enabled": False}}
+
+
+@pytest.fixture(scope="module")
+def api(apiserver: ServerProcess) -> Iterator[k8s.ApiClient]:
+    operator = ThreadedOperator(apiserver, OPERATOR).start()
+    client = k8s_config.new_client_from_config(str(apiserver.kubeconfig))
+    try:
+        yield client
+    finally:
+        client.close()
+        operator.stop()
+
+
+@pytest.mark.parametrize("key", list(CASES), ids=[f"c{i:02d}" for i in range(len(CASES))])
+def test_kueue_case(api: k8s.ApiClient, key: str) -> None:
+    tag = f"c{list(CASES).index(key):02d}"
+    run_case(api, tag, CASES[key])
+
+
+def test_the_suite_ports_at_least_fifty_cases_each_citing_its_source() -> None:
+    assert len(CASES) >= 50
+    assert all(key.split(":")[0].endswith(".go") or ".go " in key for key in CASES)
