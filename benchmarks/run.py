@@ -4,6 +4,8 @@
 named ones. Each benchmark is started as its own process (``python -m benchmarks.<name>_bench``)
 so one benchmark's threads, servers and Ray processes cannot disturb the next one's figures.
 Extra arguments after ``--`` go to every benchmark (``-- --no-write`` prints without writing).
+``kueue_baseline`` (Kueue's scheduler baseline end to end, three full runs) is the long one; for a
+quick look run ``python -m benchmarks.kueue_baseline_bench --scale 0.1 --runs 1`` on its own.
 The GPU check is not run here: it needs a GPU host (``python benchmarks/gpu_check.py``).
 """
 
@@ -16,7 +18,7 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-BENCHMARKS = ("apiserver", "scheduling", "operator", "local", "sdk", "dashboard")
+BENCHMARKS = ("apiserver", "scheduling", "operator", "local", "sdk", "dashboard", "kueue_baseline")
 
 
 def main(argv: list[str] | None = None) -> int:
