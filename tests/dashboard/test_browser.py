@@ -93,8 +93,10 @@ def test_a_namespace_limited_user_sees_only_her_namespace_and_a_clear_refusal(
     expect(page.locator('tr[data-key*="/team-b/"]')).to_have_count(0)
     assert "team-b" not in page.content()
 
+    down = row(page, "RayCluster", "team-a", "b-second").get_by_role("button", name=re.compile("^down"))
+    expect(down).to_have_text("down (not permitted)", timeout=WAIT_MS)  # her SelfSubjectAccessReview
     page.once("dialog", lambda dialog: dialog.accept())
-    row(page, "RayCluster", "team-a", "b-second").get_by_role("button", name=re.compile("^down")).click()
+    down.click()  # still a real call: the server's answer is what counts
     refusal = page.locator("#action-result .error")
     expect(refusal).to_contain_text("Forbidden (403)", timeout=WAIT_MS)
     expect(refusal).to_contain_text('User "alice" cannot delete resource "rayclusters"')
@@ -117,7 +119,9 @@ def test_an_allowed_action_is_confirmed_and_carried_out(plane: Plane, page: Any)
         dialog.accept()
 
     page.once("dialog", accept)
-    target.get_by_role("button", name=re.compile("^down")).click()
+    down = target.get_by_role("button", name=re.compile("^down"))
+    expect(down).to_have_text("down")
+    down.click()
     expect(page.locator("#action-result .ok")).to_contain_text("deleted RayCluster team-a/b-second")
     assert dialogs and "team-a/b-second" in dialogs[0]
     expect(target).to_have_count(0, timeout=WAIT_MS)

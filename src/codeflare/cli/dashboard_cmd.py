@@ -56,9 +56,11 @@ def run(args: argparse.Namespace) -> int:
     logging.getLogger().setLevel(min(logging.getLogger().level, logging.INFO))
     for noisy in ("httpx", "httpx2", "aiohttp.access"):
         logging.getLogger(noisy).setLevel(logging.WARNING)
+    from lightkube.core.exceptions import ConfigError
+
     try:
         connection = config.from_kubeconfig(args.kubeconfig, args.context)
-    except (OSError, ValueError) as exc:
+    except (OSError, ValueError, ConfigError) as exc:
         print(f"error: --kubeconfig: {exc}", file=sys.stderr)
         return EXIT_USAGE
     if not 0 <= args.port <= 65535:

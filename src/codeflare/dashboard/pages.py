@@ -18,7 +18,7 @@ from urllib.parse import quote, urlencode
 
 from codeflare.dashboard.nodes import SHOWN_RESOURCES, NodesView
 from codeflare.dashboard.queues import ZERO, shown
-from codeflare.dashboard.work import WorkRow
+from codeflare.dashboard.work import VERBS, WorkRow
 
 VIEWS = (("work", "/", "My work"), ("queues", "/queues", "Queues"), ("nodes", "/nodes", "Nodes"))
 
@@ -78,16 +78,19 @@ def _workers(row: WorkRow) -> str:
     return f"{ready}/{row.workers_desired}"
 
 
-def _action_buttons(row: WorkRow) -> str:
+def _action_buttons(row: WorkRow, permissions: Mapping[tuple[str, str, str], bool]) -> str:
     out = []
     for action, what in row.actions.items():
+        allowed = permissions.get((row.namespace, row.kind, VERBS[action]))
+        note = "" if allowed is not False else " (not permitted)"
+        mark = "" if allowed is not False else ' data-allowed="false" title="your RBAC does not allow this"'
         path = "/actions/" + "/".join(quote(p, safe="") for p in (action, row.kind, row.namespace, row.name))
         confirm = f"{action} {row.kind} {row.namespace}/{row.name}: {what}?"
         out.append(
             f'<button type="button" class="action" hx-post="{e(path)}" hx-target="#action-result" '
             f'hx-confirm="{e(confirm)}" '
-            f'aria-label="{e(action)} {e(row.kind)} {e(row.namespace)}/{e(row.name)}"'
-            f">{e(action)}</button>"
+            f'aria-label="{e(action)} {e(row.kind)} {e(row.namespace)}/{e(row.name)}{note}"{mark}'
+            f">{e(action)}{note}</button>"
         )
     return " ".join(out)
 
@@ -102,7 +105,14 @@ def _links(row: WorkRow) -> str:
     return " ".join(links) or "-"
 
 
-def work_view(rows: Iterable[WorkRow], now: float, refused_kinds: Iterable[str] = ()) -> str:
+def work_view(
+    rows: Iterable[WorkRow],
+    now: float,
+    refused_kinds: Iterable[str] = (),
+    permissions: Mapping[tuple[str, str, str], bool] | None = None,
+) -> str:
+    """The My work table; ``permissions`` ((namespace, kind, verb) -> allowed) marks actions the
+    user's RBAC refuses (they stay pressable: the server's answer is shown)."""
     body = []
     for row in rows:
         waiting = ""
@@ -117,7 +127,7 @@ def work_view(rows: Iterable[WorkRow], now: float, refused_kinds: Iterable[str] 
             f"{e(row.state)}</span></td>"
             f"<td>{e(row.queue or '-')}</td><td>{waiting or '-'}</td><td>{e(row.estimated_start or '-')}</td>"
             f"<td>{e(_workers(row))}</td><td>{e(row.age(now))}</td><td>{_links(row)}</td>"
-            f"<td>{_action_buttons(row)}</td></tr>"
+            f"<td>{_action_buttons(row, permissions or {})}</td></tr>"
         )
     notes = "".join(refused(k) for k in refused_kinds)
     if not body:

@@ -15,7 +15,7 @@ import contextlib
 import functools
 import logging
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from aiohttp import web
@@ -40,6 +40,7 @@ COALESCE_S = 0.05  # a burst of watch events becomes one render
 STORE: web.AppKey[Store] = web.AppKey("store", Store)
 KUBE: web.AppKey[AsyncKube] = web.AppKey("kube", AsyncKube)
 GUARD: web.AppKey[Guard] = web.AppKey("guard", Guard)
+RENDERED: web.AppKey[Rendered] = web.AppKey("rendered")
 
 
 def _in_namespace(snapshot: Snapshot, namespace: str) -> Snapshot:
@@ -56,7 +57,7 @@ def _work(store: Store, namespace: str) -> str:
     snap = _in_namespace(store.snapshot(), namespace)
     refused = [k for k, nss in snap.forbidden.items() if k in ("RayCluster", "RayJob", "AppWrapper") and nss]
     notes = [f"{k}s in {', '.join(sorted(n or 'the cluster' for n in store.forbidden[k]))}" for k in refused]
-    return pages.work_view(work_rows(snap), snap.now, notes)
+    return pages.work_view(work_rows(snap), snap.now, notes, store.permissions)
 
 
 def _queues(store: Store, namespace: str) -> str:
@@ -73,6 +74,22 @@ VIEWS: dict[str, tuple[str, Callable[[Store, str], str]]] = {
     "queues": ("Queues", _queues),
     "nodes": ("Nodes", _nodes),
 }
+
+
+@dataclass
+class Rendered:
+    """Views rendered at one store version: every stream showing the same view shares one render."""
+
+    version: int = -1
+    html: dict[tuple[str, str], str] = field(default_factory=dict)
+
+    def view(self, store: Store, view: str, namespace: str) -> str:
+        if self.version != store.version:
+            self.version, self.html = store.version, {}
+        key = (view, namespace)
+        if key not in self.html:
+            self.html[key] = VIEWS[view][1](store, namespace)
+        return self.html[key]
 
 
 def _banner(store: Store) -> str:
@@ -126,7 +143,7 @@ async def _events(request: web.Request) -> web.StreamResponse:
             version = store.version
             fresh = {"banner": _banner(store)}
             if view in VIEWS:
-                fresh["view"] = VIEWS[view][1](store, namespace)
+                fresh["view"] = request.app[RENDERED].view(store, view, namespace)
             for event, html in fresh.items():
                 if sent.get(event) != html:
                     await stream.send(event, html)
@@ -198,7 +215,7 @@ async def _healthz(request: web.Request) -> web.Response:
 
 def create_app(store: Store, kube: AsyncKube, guard: Guard) -> web.Application:
     app = web.Application(middlewares=[guard.middleware])
-    app[STORE], app[KUBE], app[GUARD] = store, kube, guard
+    app[STORE], app[KUBE], app[GUARD], app[RENDERED] = store, kube, guard, Rendered()
     for view, path in (("work", "/"), ("queues", "/queues"), ("nodes", "/nodes")):
         app.router.add_get(path, functools.partial(_page, view=view))
     app.router.add_get("/events/{view}", _events)

@@ -23,6 +23,8 @@ from dataclasses import dataclass, field
 from codeflare.dashboard.history import History
 from codeflare.dashboard.queues import queues_view
 from codeflare.dashboard.snapshot import WATCHED, Snapshot
+from codeflare.dashboard.work import KINDS as ACTION_KINDS
+from codeflare.dashboard.work import VERBS
 from codeflare.k8s.types import Obj
 from codeflare.kube import errors
 from codeflare.kube.client import AsyncKube
@@ -30,6 +32,10 @@ from codeflare.kube.informer import Key, key_of
 from codeflare.kube.kinds import Kind
 
 log = logging.getLogger(__name__)
+
+SELF_SUBJECT_ACCESS_REVIEW = Kind(
+    "authorization.k8s.io", "v1", "SelfSubjectAccessReview", "selfsubjectaccessreviews", False
+)
 
 
 @dataclass
@@ -80,6 +86,8 @@ class Store:
         self._listed: set[str] = set()
         self._cond = asyncio.Condition()
         self._snapshot: tuple[int, Snapshot] | None = None
+        #: (namespace, kind, verb) -> allowed, from SelfSubjectAccessReviews (absent: not asked yet)
+        self.permissions: dict[tuple[str, str, str], bool] = {}
 
     # -- reading ----------------------------------------------------------------------------------
     def snapshot(self) -> Snapshot:
@@ -110,6 +118,7 @@ class Store:
             for kind in self.watched
         ]
         tasks.append(asyncio.create_task(self._sample(), name="dashboard-history"))
+        tasks.append(asyncio.create_task(self._review_permissions(), name="dashboard-permissions"))
         if self.operator_health:
             tasks.append(asyncio.create_task(self._probe_operator(), name="dashboard-operator"))
         try:
@@ -190,6 +199,47 @@ class Store:
         while True:
             self.history.record(queues_view(self.snapshot()).cluster_queues, time.time())
             await asyncio.sleep(self.history.interval)
+
+    async def _review_permissions(self, ttl: float = 60.0) -> None:
+        """Ask the API server, as the user, which actions it would allow in each namespace that has
+        work (one review per namespace, kind and verb, asked again after ``ttl``); the buttons say so,
+        and the server still decides when one is pressed."""
+        asked: dict[tuple[str, str, str], float] = {}
+        version = -1
+        while True:
+            version = await self.changed(version, ttl)
+            now = time.monotonic()
+            for kind in ACTION_KINDS.values():
+                for namespace in sorted({ns for ns, _ in self.objects.get(kind.kind, {})}):
+                    for verb in sorted(set(VERBS.values())):
+                        key = (namespace, kind.kind, verb)
+                        if now - asked.get(key, -ttl) < ttl:
+                            continue
+                        asked[key] = now
+                        allowed = await self._access_review(kind, namespace, verb)
+                        if allowed is not None and self.permissions.get(key) != allowed:
+                            self.permissions[key] = allowed
+                            await self._bump()
+
+    async def _access_review(self, kind: Kind, namespace: str, verb: str) -> bool | None:
+        body = {
+            "apiVersion": "authorization.k8s.io/v1",
+            "kind": "SelfSubjectAccessReview",
+            "spec": {
+                "resourceAttributes": {
+                    "namespace": namespace,
+                    "verb": verb,
+                    "group": kind.group,
+                    "resource": kind.plural,
+                }
+            },
+        }
+        try:
+            answer = await self.kube.create(SELF_SUBJECT_ACCESS_REVIEW, body)
+        except errors.KubeError as exc:  # reviews not served (or refused): the buttons stay unmarked
+            log.info("SelfSubjectAccessReview for %s %s in %s: %s", verb, kind.plural, namespace, exc)
+            return None
+        return bool((answer.get("status") or {}).get("allowed"))
 
     async def _probe_operator(self, every: float = 5.0) -> None:
         import aiohttp

@@ -31,6 +31,8 @@ ACTIONS: Mapping[str, Mapping[str, str]] = {
     "RayJob": {"stop": "suspend the RayJob (its own cluster is released)", "delete": "delete the RayJob"},
     "AppWrapper": {"delete": "delete the AppWrapper and everything it wraps"},
 }
+#: The API verb each action needs (what a SelfSubjectAccessReview asks before the button is drawn).
+VERBS: Mapping[str, str] = {"down": "delete", "stop": "patch", "delete": "delete"}
 KINDS: Mapping[str, Kind] = {
     "RayCluster": kinds.RAYCLUSTER,
     "RayJob": kinds.RAYJOB,
