@@ -18,6 +18,7 @@ import logging
 import os
 import shutil
 import socket
+import threading
 import time
 import urllib.error
 import urllib.request
@@ -66,6 +67,10 @@ class RayNodeFailedError(RuntimeError):
 
 class ClusterNotReadyError(TimeoutError):
     """The cluster did not reach the awaited state in time; the message says what was missing."""
+
+
+class StartAborted(ClusterNotReadyError):
+    """Waiting for the cluster was given up on request (it is being deleted or suspended)."""
 
 
 @dataclass(frozen=True)
@@ -176,6 +181,7 @@ class LocalRayCluster:
         self.worker_ports = worker_ports
         self.nodes: dict[str, RayNode] = {}
         self._next_index: dict[str, int] = {}
+        self._abort = threading.Event()
 
     # -- state and endpoints ----------------------------------------------------------------
 
@@ -271,6 +277,15 @@ class LocalRayCluster:
             raise
         return node
 
+    def abort_start(self) -> None:
+        """Make a :meth:`start_head` or wait in progress (in another thread) give up at its next
+        look, raising :class:`StartAborted`: the cluster is to stop, not to wait for."""
+        self._abort.set()
+
+    def _raise_if_aborted(self) -> None:
+        if self._abort.is_set():
+            raise StartAborted(f"cluster {self.name}: start given up (the cluster is stopping)")
+
     def wait_head_ready(self, timeout: float) -> None:
         head = self._require_head()
         endpoints = self.endpoints
@@ -278,6 +293,7 @@ class LocalRayCluster:
         missing = "GCS port"
         headers = self.http_headers
         while time.monotonic() < deadline:
+            self._raise_if_aborted()
             self._raise_if_dead(head)
             if not _tcp_open(LOOPBACK, endpoints.gcs_server):
                 missing = f"GCS port {endpoints.gcs_server}"
@@ -331,6 +347,7 @@ class LocalRayCluster:
         deadline = time.monotonic() + timeout
         waiting: list[str] = []
         while time.monotonic() < deadline:
+            self._raise_if_aborted()
             for node in self.workers():
                 self._raise_if_dead(node)
             alive = self.alive_node_ports()
@@ -375,14 +392,17 @@ class LocalRayCluster:
         return gone
 
     def stop(self, grace: float = 5.0) -> list[str]:
-        """Stop every node, workers first, release ports and remove the temp dirs.
+        """Stop every node, all at once (one grace period for the cluster, not one per node),
+        release ports and remove the temp dirs.
 
         Returns the nodes some of whose processes survived (the kernel refused to signal them):
         those stay in :meth:`to_state`, so whoever records it can report and retry them."""
-        left = []
-        for node in [*self.workers(), *([self.head] if self.head is not None else [])]:
-            if not self._forget(node, grace, keep_survivors=True):
-                left.append(node.name)
+        from concurrent.futures import ThreadPoolExecutor
+
+        nodes = list(self.nodes.values())
+        with ThreadPoolExecutor(max_workers=max(1, len(nodes)), thread_name_prefix="ray-stop") as pool:
+            stopped = list(pool.map(lambda node: self._forget(node, grace, keep_survivors=True), nodes))
+        left = [node.name for node, ok in zip(nodes, stopped, strict=True) if not ok]
         if left:
             logger.error("cluster %s: processes of nodes %s survived stopping", self.name, left)
             return left

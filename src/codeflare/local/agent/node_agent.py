@@ -68,8 +68,15 @@ class NodeAgent:
         self.node = NodeRegistration(kube, self.node_name, heartbeat)
         # The host-wide registry, not one per home: agents of different homes (two `local up`s,
         # parallel test runs) must never hand out the same port.
-        self.clusters = RayClusterRunner(kube, self.home, self.node_name, ports or PortAllocator(), ray_env())
         self.rayclusters = Informer(kube, kinds.RAYCLUSTER, self._on_cluster)
+        self.clusters = RayClusterRunner(
+            kube,
+            self.home,
+            self.node_name,
+            ports or PortAllocator(),
+            ray_env(),
+            latest=lambda rc: self.rayclusters.cache.get(key_of(rc)),
+        )
         self.rayjobs = RayJobRunner(
             kube, self.rayclusters.cache, resync=resync, ray=RayJobsAPI(self.clusters.dashboard_headers)
         )

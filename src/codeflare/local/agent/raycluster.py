@@ -16,7 +16,7 @@ import asyncio
 import enum
 import json
 import logging
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 
 from codeflare.k8s.constants import LOCAL_FINALIZER, LOCAL_PROCESSES_ANNOTATION
@@ -30,6 +30,7 @@ from codeflare.local.agent.cluster_runner import (
     LocalRayCluster,
     NodeExit,
     RayNodeFailedError,
+    StartAborted,
 )
 from codeflare.local.agent.cluster_writes import RayClusterWrites
 from codeflare.local.agent.credentials import ClusterCredentials, CredentialsPending
@@ -124,6 +125,13 @@ def failed_status(rc: Obj, message: str, now: str) -> Obj:
     )
 
 
+def _stopping(rc: Obj | None) -> bool:
+    """Whether this copy of a RayCluster says its processes must not run (gone, deleted, suspended)."""
+    if rc is None:
+        return True
+    return bool(rc["metadata"].get("deletionTimestamp")) or bool((rc.get("spec") or {}).get("suspend"))
+
+
 def workers_to_delete(cluster: str, pods: list[str]) -> list[str]:
     """Ray node names of the pods in workersToDelete (``<c>-<group>-worker-<i>`` -> ``<group>-<i>``)."""
     out = []
@@ -145,7 +153,11 @@ class RayClusterRunner:
         node_name: str,
         ports: PortAllocator,
         base_env: Mapping[str, str],
+        latest: Callable[[Obj], Obj | None] | None = None,
     ) -> None:
+        """``latest`` gives the newest copy of a RayCluster (None once it is gone): a head start
+        in progress is given up as soon as its cluster is being deleted or suspended."""
+        self.latest = latest or (lambda rc: rc)
         self.home = home
         self.ports = ports
         self.base_env = dict(base_env)
@@ -258,6 +270,12 @@ class RayClusterRunner:
             await self.mark_not_running(rc)
         try:
             await self._start_head(rc, runtime)
+        except StartAborted:
+            # deleted or suspended while starting: stop what started; the next pass (at once)
+            # sees why and finishes the delete or the suspend
+            self.clusters.pop(uid, None)
+            await self._stop_runtime(uid, runtime, 1.0)
+            return None, 0.0
         except (RayNodeFailedError, ClusterNotReadyError, OSError, ValueError) as exc:
             return None, await self._head_failed(rc, runtime, exc)
         self._head_failures.pop(uid, None)
@@ -308,6 +326,8 @@ class RayClusterRunner:
         head = asyncio.ensure_future(asyncio.to_thread(runtime.start_head))
         journaled = workers_started = False
         while not head.done():
+            if _stopping(self.latest(rc)):
+                runtime.abort_start()
             head_node = runtime.head
             if head_node is not None and not journaled:
                 journaled = True
