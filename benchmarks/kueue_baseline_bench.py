@@ -236,6 +236,11 @@ async def replay(scenario: Scenario, kubeconfig: Path, processes: Processes, tim
     return summarize(run, start, end, all_finished_at, drained_at, cpu, processes, load_before)
 
 
+def _mean(values: Any) -> float:
+    items = list(values)
+    return statistics.fmean(items) if items else float("nan")
+
+
 def summarize(
     run: Replay,
     start: float,
@@ -262,10 +267,11 @@ def summarize(
         "makespan_s": makespan,
         "drained": drained_at is not None,
         "ideal_s": run.scenario.ideal_makespan(),
-        "to_admit_s": {c: statistics.fmean(r.to_admit_s for r in rs) for c, rs in classes.items()},
+        "to_admit_s": {c: _mean(r.to_admit_s for r in rs if r.ever_admitted) for c, rs in classes.items()},
         "observed_to_admit_s": {
-            c: statistics.fmean(r.observed_to_admit_s for r in rs) for c, rs in classes.items()
+            c: _mean(r.observed_to_admit_s for r in rs if r.ever_admitted) for c, rs in classes.items()
         },
+        "admitted_by_class": {c: sum(r.ever_admitted for r in rs) for c, rs in classes.items()},
         "evictions": {c: sum(r.evictions for r in rs) for c, rs in classes.items()},
         "kueue_usage_pct": rec.class_usage(),
         "usage_pct": 100 * rec.usage_integral / (capacity * makespan) if capacity and makespan else 0.0,

@@ -34,6 +34,7 @@ class WorkloadRecord:
     to_admit_s: float = 0.0  # Kueue's method: condition time - creationTimestamp
     observed_to_admit_s: float = 0.0  # this client: creation call -> admission seen
     evictions: int = 0
+    ever_admitted: bool = False  # a run cut short averages over these only
 
 
 @dataclass
@@ -96,6 +97,7 @@ class Recorder:
             record.to_admit_s = (at - created) if ok else now - record.first_seen  # type: ignore[operator]
             record.observed_to_admit_s = now - self.created_at.get(key, record.first_seen)
             self.admissions.append(now)
+            record.ever_admitted = True
         evicted = is_condition_true(conds, "Evicted")
         if evicted and not record.evicted:
             record.evictions += 1
