@@ -783,8 +783,12 @@ def local_queue() -> Schema:
 
 # Kueue v0.14 apis/kueue/v1beta1/workload_types.go, the rules on the Workload type itself: while
 # quota is reserved the admission covers every pod set and the priority source and queue stay.
-QUOTA_RESERVED = "has({0}.status) && has({0}.status.conditions) && {0}.status.conditions.exists(c, " \
+# Kueue's three "field is immutable" rules are one rule here, with the same message: each rule
+# at the root hands the whole object (old and new) to CEL again, about 0.25 ms per Workload write.
+QUOTA_RESERVED = (
+    "has({0}.status) && has({0}.status.conditions) && {0}.status.conditions.exists(c, "
     "c.type == 'QuotaReserved' && c.status == 'True')"
+)
 WORKLOAD_RULES = rules(
     (
         f"{QUOTA_RESERVED.format('self')} && has(self.status.admission) ? "
@@ -792,20 +796,12 @@ WORKLOAD_RULES = rules(
         "podSetAssignments must have the same number of podSets as the spec",
     ),
     (
-        f"({QUOTA_RESERVED.format('oldSelf')}) ? "
-        "(oldSelf.spec.priorityClassSource == self.spec.priorityClassSource) : true",
-        "field is immutable",
-    ),
-    (
-        f"({QUOTA_RESERVED.format('oldSelf')} && has(oldSelf.spec.priorityClassName) && "
-        "has(self.spec.priorityClassName)) ? "
-        "(oldSelf.spec.priorityClassName == self.spec.priorityClassName) : true",
-        "field is immutable",
-    ),
-    (
-        f"({QUOTA_RESERVED.format('oldSelf')}) && ({QUOTA_RESERVED.format('self')}) && "
-        "has(oldSelf.spec.queueName) && has(self.spec.queueName) ? "
-        "oldSelf.spec.queueName == self.spec.queueName : true",
+        f"!({QUOTA_RESERVED.format('oldSelf')}) || ("
+        "oldSelf.spec.priorityClassSource == self.spec.priorityClassSource"
+        " && (!has(oldSelf.spec.priorityClassName) || !has(self.spec.priorityClassName)"
+        " || oldSelf.spec.priorityClassName == self.spec.priorityClassName)"
+        f" && (!({QUOTA_RESERVED.format('self')}) || !has(oldSelf.spec.queueName) || !has(self.spec.queueName)"
+        " || oldSelf.spec.queueName == self.spec.queueName))",
         "field is immutable",
     ),
 )
