@@ -2,8 +2,8 @@
 
 :func:`review` answers one ``admission.k8s.io/v1`` AdmissionReview for one webhook path; a
 mutating rule returns the object it wants, from which a JSONPatch against the submitted object
-is computed here. Rules live in :mod:`.raycluster` and :mod:`.appwrapper`; this module knows
-nothing about what they decide and does no I/O.
+is computed here. Rules live in :mod:`.raycluster`, :mod:`.appwrapper` and :mod:`.kueue`; this
+module knows nothing about what they decide and does no I/O.
 """
 
 from __future__ import annotations
