@@ -2,7 +2,9 @@
 
 While the job's cluster runs, the Ray dashboard's log tail (a websocket,
 ``/api/jobs/<id>/logs/tail``) is followed and each chunk handed on as it arrives; where the tail
-is not offered, the whole log is read once. After the cluster is gone, the ConfigMap
+is not offered, the whole log is read once. A cluster with a Ray token (local mode's Secret
+``<cluster>-ray-token``, :mod:`codeflare.api.ray_auth`) is called with it, read with the user's
+credentials: who may not read the Secret does not get the logs. After the cluster is gone, the ConfigMap
 ``<job>-logs`` the node agent keeps is read with the user's credentials. The server side does
 the reading: the browser only ever receives text. Nothing here parses or filters the output.
 """
@@ -12,6 +14,7 @@ from __future__ import annotations
 import logging
 from collections.abc import AsyncIterator
 
+from codeflare.api.ray_auth import bearer_headers, token_from_secret, token_secret_name
 from codeflare.kube import errors, kinds
 from codeflare.kube.client import AsyncKube
 
@@ -19,13 +22,14 @@ log = logging.getLogger(__name__)
 
 
 async def job_output(
-    kube: AsyncKube, namespace: str, name: str, dashboard: str, job_id: str
+    kube: AsyncKube, namespace: str, name: str, dashboard: str, job_id: str, cluster: str = ""
 ) -> AsyncIterator[str]:
     """Chunks of the job's output until it ends or the caller stops reading."""
     if dashboard and job_id:
         base = dashboard if "://" in dashboard else f"http://{dashboard}"
+        headers = await _ray_headers(kube, namespace, cluster)
         streamed = False
-        async for chunk in _tail(base.rstrip("/"), job_id):
+        async for chunk in _tail(base.rstrip("/"), job_id, headers):
             streamed = True
             yield chunk
         if streamed:
@@ -41,11 +45,22 @@ async def job_output(
         yield "[the job has not started yet: no output]\n"
 
 
-async def _tail(base: str, job_id: str) -> AsyncIterator[str]:
+async def _ray_headers(kube: AsyncKube, namespace: str, cluster: str) -> dict[str, str]:
+    if not cluster:
+        return {}
+    try:
+        secret = await kube.find(kinds.SECRET, token_secret_name(cluster), namespace)
+    except errors.KubeError as exc:
+        log.info("Ray token of cluster %s/%s not readable: %s", namespace, cluster, exc)
+        return {}
+    return bearer_headers(token_from_secret(secret)) if secret is not None else {}
+
+
+async def _tail(base: str, job_id: str, headers: dict[str, str]) -> AsyncIterator[str]:
     import aiohttp
 
     timeout = aiohttp.ClientTimeout(total=None, sock_connect=5)
-    async with aiohttp.ClientSession(timeout=timeout) as session:
+    async with aiohttp.ClientSession(timeout=timeout, headers=headers, trust_env=False) as session:
         try:
             async with session.ws_connect(f"{base}/api/jobs/{job_id}/logs/tail") as ws:
                 async for msg in ws:

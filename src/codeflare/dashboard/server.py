@@ -187,7 +187,7 @@ async def _log_stream(request: web.Request) -> web.StreamResponse:
         if row is None:
             await stream.send("end", pages.e(f"RayJob {ns}/{name} not found (or not readable by you)"))
         else:
-            async for chunk in job_output(kube, ns, name, row.dashboard, row.job_id):
+            async for chunk in job_output(kube, ns, name, row.dashboard, row.job_id, row.cluster):
                 await stream.send("output", pages.e(chunk))
             await stream.send("end", "[end of output]")
         while True:  # keep the stream open: a closed one would make the browser reconnect and resend

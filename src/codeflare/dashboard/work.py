@@ -57,6 +57,7 @@ class WorkRow:
     workers_desired: int | None = None
     dashboard: str = ""
     job_id: str = ""
+    cluster: str = ""  # a RayJob's RayCluster (its logs come from there)
 
     @property
     def key(self) -> str:
@@ -210,6 +211,7 @@ def _row(
         workers_desired=desired,
         dashboard=dashboard_url(rc) if rc is not None else str(status(obj).get("dashboardURL") or ""),
         job_id=str(status(obj).get("jobId") or "") if kind == "RayJob" else "",
+        cluster=str(meta(rc).get("name") or "") if rc is not None else "",
     )
 
 
