@@ -107,6 +107,32 @@ def test_a_namespace_limited_user_sees_only_her_namespace_and_a_clear_refusal(
     expect(page.locator(".refused")).to_contain_text("ClusterQueues")
 
 
+def test_the_keyboard_reaches_the_content_and_an_action_which_asks_first(plane: Plane, page: Any) -> None:
+    page.goto(plane.admin.url)
+    expect = _expect()
+    expect(row(page, "RayCluster", "team-a", "b-second")).to_be_visible(timeout=WAIT_MS)
+    page.keyboard.press("Tab")
+    assert page.evaluate("document.activeElement.textContent") == "Skip to content"
+    labels = []
+    for _ in range(40):
+        page.keyboard.press("Tab")
+        labels.append(page.evaluate("document.activeElement.getAttribute('aria-label') || ''"))
+        if labels[-1].startswith("down RayCluster team-a/"):
+            break
+    assert labels[-1].startswith("down RayCluster team-a/"), labels
+    dialogs: list[str] = []
+
+    def dismiss(dialog: Any) -> None:
+        dialogs.append(dialog.message)
+        dialog.dismiss()
+
+    page.once("dialog", dismiss)
+    page.keyboard.press("Enter")
+    wait_for(lambda: dialogs, 10, what="the confirmation")
+    assert labels[-1].removeprefix("down RayCluster ") in dialogs[0]
+    expect(page.locator("#action-result")).to_have_text("")  # dismissed: nothing was sent
+
+
 def test_an_allowed_action_is_confirmed_and_carried_out(plane: Plane, page: Any) -> None:
     page.goto(plane.admin.url)
     expect = _expect()

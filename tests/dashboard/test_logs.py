@@ -46,7 +46,7 @@ def test_the_log_view_shows_the_lines_of_a_running_job(
 
     plane, dashboard = local
     plane.kube.create(kinds.RAYCLUSTER, la.raycluster("logs", workers=0))
-    plane.wait_ready("logs")
+    plane.wait_ready("logs", timeout=300)  # a loaded 2-core machine starts Ray slowly
     job = {
         "apiVersion": "ray.io/v1",
         "kind": "RayJob",
@@ -57,7 +57,7 @@ def test_the_log_view_shows_the_lines_of_a_running_job(
 
     page.goto(dashboard.url)
     printer = page.locator('tr[data-key="RayJob/default/printer"]')
-    expect(printer.locator(".state")).to_have_text("Running", timeout=90_000)
+    expect(printer.locator(".state")).to_have_text("Running", timeout=180_000)
     printer.get_by_role("link", name="logs").click()
     log = page.locator("#log")
     expect(log).to_contain_text("step 2 of the printer", timeout=60_000)
