@@ -392,7 +392,7 @@ def report(scenario: Scenario, results: list[Obj], limits: Obj | None = None) ->
             f"{c}: avg time to admission, Kueue's method (s)",
             lambda r, c=c: r["to_admit_s"].get(c, float("nan")),
             "{:.1f}",
-            f"{kueue_admit.get(c, 0) / 1000:.1f}",
+            f"{kueue_admit[c] / 1000:.1f}" if c in kueue_admit else "",
         )
         row(
             f"{c}: avg, observed by the client (s)",
@@ -421,7 +421,9 @@ def report(scenario: Scenario, results: list[Obj], limits: Obj | None = None) ->
     lines += ["| " + " | ".join(r) + " |" for r in rows]
     checks = [
         "",
-        f"Kueue's pass conditions on the median (rangespec of {scenario.name}; issue 18's thresholds):",
+        f"Kueue's pass conditions on the median (rangespec of {scenario.name}; issue 18's thresholds)"
+        + ("" if scenario.scale == 1 else ", set for the full-scale run and shown for orientation only")
+        + ":",
         "",
     ]
     checks += ["| condition | median | pass |", "|---|---|---|"]
