@@ -47,13 +47,7 @@ from codeflare.apiserver.endpoints.responses import (
     success_status,
 )
 from codeflare.apiserver.endpoints.watch_stream import serve_watch
-from codeflare.apiserver.registry.listing import (
-    FRESHNESS_WAIT_SECONDS,
-    TOO_LARGE_RETRY_SECONDS,
-    check_list_read,
-    parse_resource_version,
-    plan_list,
-)
+from codeflare.apiserver.registry.listing import check_list_read, parse_resource_version, plan_list
 from codeflare.apiserver.registry.objects import ObjectAPI
 from codeflare.apiserver.registry.patch import PATCH_CONTENT_TYPES
 from codeflare.apiserver.registry.resources import ResourceType
@@ -61,6 +55,7 @@ from codeflare.apiserver.registry.selectors import FieldSelector, LabelSelector
 from codeflare.apiserver.registry.watch import WatchHub
 from codeflare.apiserver.security.admission import Admission
 from codeflare.apiserver.security.authn import ANONYMOUS, TokenAuthenticator
+from codeflare.apiserver.storage.reserve import is_disk_full
 from codeflare.apiserver.storage.store import StorageFull
 
 __all__ = ["ApiHandlers", "Authorizer", "RequestAttributes", "VirtualCreate"]
@@ -122,7 +117,9 @@ class ApiHandlers:
             raise
         except (ConnectionResetError, asyncio.CancelledError):
             raise
-        except Exception:
+        except Exception as exc:
+            if is_disk_full(exc):  # another database of the state directory (service account tokens)
+                return error_response(errors.insufficient_storage(self.api.store.directory))
             log.exception("internal error serving %s %s", request.method, request.path_qs)
             return json_response(
                 errors.ApiError(500, "InternalError", "an internal error occurred").status(), 500
@@ -300,7 +297,7 @@ class ApiHandlers:
     ) -> web.StreamResponse:
         ns, name = attrs.namespace, attrs.name
         if attrs.verb == "get":
-            await self._fresh(parse_resource_version(request.query.get("resourceVersion", "")))
+            await self.hub.ensure_version(parse_resource_version(request.query.get("resourceVersion", "")))
             if attrs.subresource == "scale":
                 return json_response(self.api.get_scale(rt, ns, name))
             return render_object(request, rt, self.api.get(rt, ns, name), 200, ctx)
@@ -311,27 +308,15 @@ class ApiHandlers:
                 request, self.api, self.hub, rt, ns or None, name, selectors, opts, self.bookmark_interval
             )
         read = plan_list(opts.resource_version, opts.resource_version_match, opts.limit, opts.continue_token)
-        await self._fresh(read.minimum)
+        await self.hub.ensure_version(read.minimum)
         store = self.api.store
-
-        def changed_since(rv: int) -> bool:
-            return any(change.key == rt.key for change in store.changes_since(rv))
-
-        at = check_list_read(read, store.resource_version, store.oldest_resumable, changed_since)
+        at = check_list_read(
+            read, store.resource_version, store.oldest_resumable, lambda rv: store.changed_since(rt.key, rv)
+        )
         page = self.api.list_objects(rt, ns or None, *selectors, max(opts.limit, 0), opts.continue_token)
         if read.exact:
             page.resource_version = at
         return render_list(request, rt, page)
-
-    async def _fresh(self, minimum: int) -> None:
-        """Wait (up to 3 s, as kube-apiserver's watch cache) for the store to reach ``minimum``;
-        504 "Too large resource version" when it does not."""
-        if minimum > self.api.store.resource_version and not await self.hub.wait_for_version(
-            minimum, FRESHNESS_WAIT_SECONDS
-        ):
-            raise errors.too_large_resource_version(
-                minimum, self.api.store.resource_version, TOO_LARGE_RETRY_SECONDS
-            )
 
     def _selectors(
         self, request: web.Request, rt: ResourceType

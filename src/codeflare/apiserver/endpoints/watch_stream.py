@@ -25,11 +25,7 @@ from codeflare.apiserver.endpoints import tables
 from codeflare.apiserver.endpoints.list_options import ListOptions
 from codeflare.apiserver.endpoints.request import JSON
 from codeflare.apiserver.endpoints.responses import dumps
-from codeflare.apiserver.registry.listing import (
-    FRESHNESS_WAIT_SECONDS,
-    TOO_LARGE_RETRY_SECONDS,
-    parse_resource_version,
-)
+from codeflare.apiserver.registry.listing import parse_resource_version
 from codeflare.apiserver.registry.objects import ObjectAPI
 from codeflare.apiserver.registry.resources import ResourceType
 from codeflare.apiserver.registry.selectors import FieldSelector, LabelSelector
@@ -68,8 +64,7 @@ async def _start(
     since = parse_resource_version(opts.resource_version)
     current = hub.store_version
     if opts.send_initial_events:
-        if since > current and not await hub.wait_for_version(since, FRESHNESS_WAIT_SECONDS):
-            raise errors.too_large_resource_version(since, hub.store_version, TOO_LARGE_RETRY_SECONDS)
+        await hub.ensure_version(since)
         return hub.open(flt, None)
     if opts.send_initial_events is False:
         return hub.open(flt, since or current)

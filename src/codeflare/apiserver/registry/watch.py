@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from codeflare.apiserver import errors
+from codeflare.apiserver.registry.listing import FRESHNESS_WAIT_SECONDS, TOO_LARGE_RETRY_SECONDS
 from codeflare.apiserver.registry.resources import CRD_KEY, crd_storage_key
 from codeflare.apiserver.registry.selectors import FieldSelector, LabelSelector
 from codeflare.apiserver.storage.store import ADDED, DELETED, MODIFIED, Change, ObjectStore, WatchQueue
@@ -125,6 +126,12 @@ class WatchHub:
             with contextlib.suppress(ValueError):
                 self._version_waiters.remove(entry)
         return True
+
+    async def ensure_version(self, minimum: int) -> None:
+        """Wait (up to 3 s, as kube-apiserver's watch cache) for the store to reach ``minimum``;
+        504 "Too large resource version" when it does not."""
+        if not await self.wait_for_version(minimum, FRESHNESS_WAIT_SECONDS):
+            raise errors.too_large_resource_version(minimum, self.store_version, TOO_LARGE_RETRY_SECONDS)
 
     def open(
         self, flt: WatchFilter, since: int | None, *, initial_state: bool = False

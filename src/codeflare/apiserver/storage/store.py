@@ -137,6 +137,10 @@ class ObjectStore:
     def resource_keys(self) -> list[str]:
         return [k for k, v in self._objects.items() if v]
 
+    def changed_since(self, key: str, rv: int) -> bool:
+        """Whether resource ``key`` changed after version ``rv`` (within the retained history)."""
+        return any(change.key == key for change in self.changes_since(rv))
+
     def changes_since(self, rv: int) -> list[Change]:
         """Changes after ``rv``; caller checks ``oldest_resumable`` first."""
         if rv >= self._rv:
