@@ -140,11 +140,10 @@ def _should_try_next(grade: Grade, compiled: CompiledQueue) -> bool:
     return not not_borrowing and fungibility.when_can_borrow == "TryNextFlavor"
 
 
-def _per_pod(compiled: CompiledQueue, per_pod: tuple[tuple[str, int], ...]) -> list[tuple[str, int]]:
-    requests = list(per_pod)
-    if PODS in compiled.group_of and all(r != PODS for r, _ in requests):
-        requests.append((PODS, 1000))  # Kueue charges one pod per pod when the queue covers pods
-    return requests
+def _per_pod(compiled: CompiledQueue, per_pod: tuple[tuple[str, int], ...]) -> tuple[tuple[str, int], ...]:
+    if PODS in compiled.group_of and all(r != PODS for r, _ in per_pod):
+        return (*per_pod, (PODS, 1000))  # Kueue charges one pod per pod when the queue covers pods
+    return per_pod
 
 
 def assign_flavors(
@@ -205,6 +204,12 @@ def _best_flavor(
     flavor_names = compiled.groups[group][1]
     keys: frozenset[str] | None = None
     best: tuple[Grade, str] | None = None
+    # with one flavor there is nothing to choose: whether preemption finds candidates is for the
+    # preemption step to say, so the oracle is not asked
+    ask = oracle if len(flavor_names) > 1 else None
+    book, name, usage = ctx.book, compiled.spec.name, out.usage
+    own = book.usage.get(name, {})
+    fast = ctx.capacity is None  # the common case, graded inline: fits in quota, no node check
     for flavor in flavor_names:
         spec = ctx.flavors.get(flavor)
         if spec is None:
@@ -220,8 +225,13 @@ def _best_flavor(
         grade: Grade = (FIT, True)
         for resource, amount in requests:
             fr = (flavor, resource)
-            value = out.usage.get(fr, 0) + amount
-            this, shortfall = _grade_resource(ctx, compiled, fr, value, out.workload, oracle)
+            value = usage.get(fr, 0) + amount
+            nominal = compiled.nominal.get(fr)
+            if fast and nominal is not None and value <= book.available(name, fr):
+                if own.get(fr, 0) + value > nominal:  # fits by borrowing
+                    grade = min(grade, (FIT, False))
+                continue
+            this, shortfall = _grade_resource(ctx, compiled, fr, value, out.workload, ask)
             if shortfall is not None:
                 shortfalls.append(shortfall)
             grade = min(grade, this)

@@ -140,14 +140,17 @@ def _candidates(
     forbidden = bwc.policy == "Never"
     pairs: list[tuple[AdmittedWorkload, int]] = []
     borrowing_queues: dict[str, bool] = {}
+    needed = preemptor.needed
+    within, reclaim = policy.within_cluster_queue, policy.reclaim_within_cohort
+    from_cohort = spec.cohort is not None and reclaim != "Never"
     for w in admitted:
-        if not any(fr in w.usage for fr in preemptor.needed):
+        if needed.isdisjoint(w.usage):
             continue
         if w.cluster_queue == name:
-            if _satisfies(policy.within_cluster_queue, w, preemptor.priority, preemptor.creation_time):
+            if within != "Never" and _satisfies(within, w, preemptor.priority, preemptor.creation_time):
                 pairs.append((w, WITHIN_CQ))
             continue
-        if spec.cohort is None or policy.reclaim_within_cohort == "Never":
+        if not from_cohort:
             continue
         over = borrowing_queues.get(w.cluster_queue)
         if over is None:
@@ -222,6 +225,8 @@ def plan_preemption(
     """Choose victims among ``admitted`` (workloads of the preemptor's queue and cohort)."""
     what_if = _WhatIf(ctx, preemptor)
     pairs, others, hierarchy = _candidates(ctx, preemptor, admitted, what_if)
+    if not pairs:
+        return PreemptionPlan()
     compiled = preemptor.compiled
     forbidden = compiled.spec.preemption.borrow_within_cohort.policy == "Never"
     own = ctx.book.usage.get(compiled.spec.name, {})

@@ -21,6 +21,7 @@ from codeflare.scheduling.results import Shortfall
 
 Requests = Mapping[str, int]  # resource -> milli-units
 
+
 @dataclass(frozen=True)
 class CapacityShortfall:
     """Node capacity missing in one flavor for one resource (milli-units)."""
