@@ -13,6 +13,8 @@ pydantic, by the tests it exists for); code that is truly unused is deleted inst
 # ruff: noqa: B018  (each line's attribute access is the point: it marks the name as used)
 from __future__ import annotations
 
+import re2
+
 import codeflare
 from codeflare.apiserver.registry import managed_fields, patch
 from codeflare.apiserver.registry.resources import ResourceType
@@ -73,6 +75,9 @@ processes.node_processes  # agent/tests/test_processes.py
 
 # The ports a RayCluster exposes, unpacked together as KubeRay documents them.
 raycluster.GCS_PORT
+
+# RE2's compile options, read by its C++ library (codeflare.k8s.schema.checks turns error logging off).
+re2.Options().log_errors
 
 
 def _instance_attributes(hub: WatchHub, store: ObjectStore, resource: ResourceType, stat: ProcStat) -> None:
