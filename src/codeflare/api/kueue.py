@@ -4,8 +4,9 @@ ResourceFlavor, ClusterQueue (one resource group whose covered resources are the
 the flavors list), LocalQueue (optionally the namespace's default, which
 :func:`is_default_local_queue` reads back) and WorkloadPriorityClass.
 Names and quantities are checked here with messages naming the argument, then every manifest is
-checked against our CRD. A flavor that does not list a covered resource gets a nominal quota of
-0 for it (Kueue requires every flavor of a group to list every covered resource). No I/O.
+checked against our CRD and Kueue's webhook rules (:mod:`codeflare.api.kueue_validation`). A
+flavor that does not list a covered resource gets a nominal quota of 0 for it (Kueue requires
+every flavor of a group to list every covered resource). No I/O.
 """
 
 from __future__ import annotations
