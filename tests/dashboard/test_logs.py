@@ -18,7 +18,7 @@ from tests.dashboard.harness import DashboardProcess
 from tests.local.conftest import LocalPlane, start_plane, stop_plane
 from tests.support import local_agent as la
 
-pytestmark = pytest.mark.ray
+pytestmark = [pytest.mark.ray, pytest.mark.timeout(600)]
 
 PRINTER = (
     "import time; [print(f'step {i} of the printer', flush=True) or time.sleep(0.5) for i in range(240)]"

@@ -43,6 +43,8 @@ async def job_output(
         yield str((kept.get("data") or {}).get("logs", ""))
     elif not job_id:
         yield "[the job has not started yet: no output]\n"
+    else:
+        yield f"[no output: the Ray dashboard of the job's cluster did not answer at {dashboard or '-'}]\n"
 
 
 async def _ray_headers(kube: AsyncKube, namespace: str, cluster: str) -> dict[str, str]:
