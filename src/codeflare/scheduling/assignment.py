@@ -181,9 +181,9 @@ def assign_flavors(
                 out.mode = NO_FIT
                 out.shortfalls, out.mismatches = tuple(all_shortfalls), tuple(mismatches)
                 return out
-            (mode, not_borrowing), flavor = best
+            (mode, _), flavor, borrows = best
             out.mode = min(out.mode, mode)
-            out.borrows = out.borrows or not not_borrowing
+            out.borrows = out.borrows or borrows
             for resource, amount in by_group[group]:
                 chosen[resource] = flavor
                 fr = (flavor, resource)
@@ -199,14 +199,12 @@ def _best_flavor(
     ctx: AssignmentContext, compiled: CompiledQueue, group: int, requests: list[tuple[str, int]],
     placement: Placement | None, out: Assignment, oracle: PreemptionOracle | None,
     shortfalls: list[Shortfall], mismatches: list[str],
-) -> tuple[Grade, str] | None:  # fmt: skip
-    """The flavor of one resource group for one pod set, with its grade; None when none fits."""
+) -> tuple[Grade, str, bool] | None:  # fmt: skip
+    """The flavor of one resource group for one pod set, its grade and whether any of its
+    resources borrows; None when none fits."""
     flavor_names = compiled.groups[group][1]
     keys: frozenset[str] | None = None
-    best: tuple[Grade, str] | None = None
-    # with one flavor there is nothing to choose: whether preemption finds candidates is for the
-    # preemption step to say, so the oracle is not asked
-    ask = oracle if len(flavor_names) > 1 else None
+    best: tuple[Grade, str, bool] | None = None
     book, name, usage = ctx.book, compiled.spec.name, out.usage
     own = book.usage.get(name, {})
     fast = ctx.capacity is None  # the common case, graded inline: fits in quota, no node check
@@ -223,23 +221,24 @@ def _best_flavor(
                 mismatches.append(why)
                 continue
         grade: Grade = (FIT, True)
+        borrows = False  # Kueue's Assignment.Borrowing: any resource borrows, not only the worst
         for resource, amount in requests:
             fr = (flavor, resource)
             value = usage.get(fr, 0) + amount
             nominal = compiled.nominal.get(fr)
             if fast and nominal is not None and value <= book.available(name, fr):
                 if own.get(fr, 0) + value > nominal:  # fits by borrowing
-                    grade = min(grade, (FIT, False))
+                    grade, borrows = min(grade, (FIT, False)), True
                 continue
-            this, shortfall = _grade_resource(ctx, compiled, fr, value, out.workload, ask)
+            this, shortfall = _grade_resource(ctx, compiled, fr, value, out.workload, oracle)
             if shortfall is not None:
                 shortfalls.append(shortfall)
-            grade = min(grade, this)
+            grade, borrows = min(grade, this), borrows or not this[1]
             if grade[0] == NO_FIT:
                 break
         if grade[0] != NO_FIT and (best is None or grade > best[0]):
-            best = (grade, flavor)
+            best = (grade, flavor, borrows)
         if not _should_try_next(grade, compiled):
-            best = (grade, flavor)
+            best = (grade, flavor, borrows)
             break
     return best

@@ -71,6 +71,11 @@ def _assign(
     workload = state.workloads[shape_key]
 
     def oracle(fr: FlavorResource, quantity: int) -> tuple[int, bool]:
+        if len(compiled.groups[compiled.group_of[fr[1]]][1]) == 1:
+            # one flavor: nothing to choose between, so the preemption step alone says whether
+            # there are candidates (this saves a what-if per evaluation of a full queue's head)
+            own = state.book.usage.get(name, {}).get(fr, 0)
+            return PREEMPT, own + quantity > compiled.nominal.get(fr, 0)
         preemptor = Preemptor(
             compiled, workload.priority, workload.creation_time, {fr: quantity}, frozenset((fr,)), shape_key
         )
