@@ -29,6 +29,7 @@ __all__ = [
     "client_certificate",
     "legacy_ca_secret_name",
     "new_cluster_ca",
+    "wants_tls",
 ]
 
 CA_CERT_KEY = "ca.crt"
@@ -44,6 +45,17 @@ class ClientCertificate:
     ca_pem: bytes
     cert_pem: bytes
     key_pem: bytes
+
+
+def wants_tls(rc: Mapping[str, Any]) -> bool:
+    """Whether a RayCluster's head turns Ray's TLS on (``RAY_USE_TLS`` in a container's env of
+    its pod template, as the operator's webhook writes it when mTLS is enabled)."""
+    head = ((rc.get("spec") or {}).get("headGroupSpec") or {}).get("template") or {}
+    return any(
+        var.get("name") == "RAY_USE_TLS" and str(var.get("value", "")).strip().lower() in ("1", "true")
+        for container in (head.get("spec") or {}).get("containers") or []
+        for var in container.get("env") or []
+    )
 
 
 def ca_secret_name(cluster_name: str) -> str:

@@ -4,8 +4,9 @@ A local-mode cluster requires its Ray token (Secret ``<name>-ray-token``, readab
 read Secrets in the cluster's namespace); it is sent as ``Authorization: Bearer``. A dashboard
 behind an OAuth proxy (OpenShift) takes the client's own bearer token in ``Authorization``
 instead, and Ray's token, if the cluster has one, in ``X-Ray-Authorization`` (the header Ray reads
-behind proxies). Loopback dashboards never get the user's API token. Nothing is printed or kept
-beyond the call.
+behind proxies). Loopback dashboards never get the user's API token. :func:`driver_env` is what
+a ``ray.init`` needs (token, client certificate with mTLS). Nothing is printed or kept beyond
+the call.
 """
 
 from __future__ import annotations
@@ -15,12 +16,14 @@ import urllib.request
 from collections.abc import Mapping
 from typing import Any
 
+from codeflare.api.mtls import wants_tls
 from codeflare.api.ray_auth import token_from_secret, token_secret_name
 from codeflare.errors import MissingDependency
+from codeflare.k8s.constants import DASHBOARD_URL_ANNOTATION
 from codeflare.kube import errors, kinds
 from codeflare.sdk.client import Client
 
-__all__ = ["dashboard_answers", "dashboard_headers", "job_client_for", "ray_auth_headers"]
+__all__ = ["dashboard_answers", "dashboard_headers", "driver_env", "job_client_for", "ray_auth_headers"]
 
 _LOOPBACK_PREFIXES = ("http://127.0.0.1", "http://localhost", "https://127.0.0.1", "https://localhost")
 
@@ -76,3 +79,28 @@ def job_client_for(client: Client, url: str, rc: Mapping[str, Any] | None = None
     except ImportError as exc:
         raise MissingDependency("Ray is needed for the Jobs client: pip install 'codeflare[local]'") from exc
     return JobSubmissionClient(url, headers=dashboard_headers(client, url, rc) or None)
+
+
+def driver_env(
+    client: Client, rc: Mapping[str, Any], tls_directory: str | None = None
+) -> dict[str, str]:
+    """The environment a ``ray.init(address=...)`` against cluster ``rc`` needs, to set before
+    Ray is imported: the cluster's token (``RAY_AUTH_MODE=token``), and with mTLS (a head template
+    asking for ``RAY_USE_TLS``) a client certificate minted from the cluster CA into
+    ``tls_directory`` (:func:`codeflare.sdk.tls.generate_cert`). On a local-mode (loopback)
+    cluster it also keeps the driver's own address loopback, as the cluster's processes keep theirs."""
+    from codeflare.sdk.tls import generate_cert, tls_env
+
+    meta = rc.get("metadata") or {}
+    env: dict[str, str] = {}
+    token = ray_token(client, rc)
+    if token:
+        env.update({"RAY_AUTH_MODE": "token", "RAY_AUTH_TOKEN": token})
+    if wants_tls(rc):
+        directory = generate_cert(str(meta.get("name")), meta.get("namespace"), tls_directory, client)
+        env.update(tls_env(directory))
+    url = str((meta.get("annotations") or {}).get(DASHBOARD_URL_ANNOTATION, ""))
+    if url.startswith(_LOOPBACK_PREFIXES):
+        env["RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"] = "0"
+    return env
+

@@ -12,11 +12,10 @@ minted from it by :mod:`cluster_runner`. Nothing here starts a process or logs a
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from codeflare.api import ray_auth
-from codeflare.api.mtls import ca_from_secret, ca_secret_name, legacy_ca_secret_name
+from codeflare.api.mtls import ca_from_secret, ca_secret_name, legacy_ca_secret_name, wants_tls
 from codeflare.k8s.types import Obj
 from codeflare.kube import errors, kinds
 from codeflare.kube.client import AsyncKube
@@ -26,21 +25,8 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-_TRUE = frozenset({"1", "true", "yes"})
-
-
 class CredentialsPending(RuntimeError):
     """The cluster wants mTLS but its CA Secret does not exist yet (the operator makes it)."""
-
-
-def wants_tls(rc: Mapping[str, Any]) -> bool:
-    """Whether the head's pod template turns Ray's TLS on (``RAY_USE_TLS`` in a container's env)."""
-    head = ((rc.get("spec") or {}).get("headGroupSpec") or {}).get("template") or {}
-    for container in (head.get("spec") or {}).get("containers") or []:
-        for var in container.get("env") or []:
-            if var.get("name") == "RAY_USE_TLS" and str(var.get("value", "")).strip().lower() in _TRUE:
-                return True
-    return False
 
 
 class ClusterCredentials:

@@ -134,15 +134,16 @@ def pod_for(
         RAY_GROUP_LABEL: "headgroup" if head else group,
         "app.kubernetes.io/created-by": CREATED_BY,
     }
+    # a time not known (an exited node's start, after an agent restart) is left out: "" is no date
+    times = {k: v for k, v in (("startedAt", started), ("finishedAt", finished)) if v}
     if phase == "Running":
-        state: Obj = {"running": {"startedAt": started}}
+        state: Obj = {"running": {k: v for k, v in times.items() if k == "startedAt"}}
     elif phase in ("Failed", "Succeeded"):
         state = {
             "terminated": {
                 "exitCode": exit_code if exit_code is not None else 137,
                 "reason": "Completed" if exit_code == 0 else "Error",
-                "startedAt": started,
-                "finishedAt": finished,
+                **times,
             }
         }
     else:
