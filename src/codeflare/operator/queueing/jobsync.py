@@ -4,9 +4,11 @@
 (written, or decided and being written): give it the namespace's default queue, queue it
 (create its Workload, suspending it first if it runs), mark the Workload finished when the job
 ended, follow a change of its pod sets, unsuspend it on an admission the API holds (with the
-flavors' nodeSelectors and tolerations injected), or suspend it when it runs without one.
+flavors' nodeSelectors and tolerations injected), suspend it when it runs without one (undoing
+that injection), or carry a suspended job's queue and priority-class labels to its Workload.
 :class:`JobSync` carries the decision out, one job at a time per batch, and retries a failed
-sync. What differs between kinds is in :mod:`jobs`; nothing here branches on the kind.
+sync. What differs between kinds is the kind's adapter (:mod:`adapters`); nothing here
+branches on the kind.
 """
 
 from __future__ import annotations
