@@ -227,3 +227,19 @@ def test_openapi_publishes_the_schema_the_server_validates_with(http: httpx.Clie
     v2 = ok(http.get("/openapi/v2"))
     binding = v2["definitions"]["io.k8s.api.rbac.v1.RoleBinding"]
     assert binding["required"] == ["roleRef"]
+
+
+def test_every_served_builtin_kind_publishes_a_typed_schema(http: httpx.Client) -> None:
+    crd_groups = {
+        c["spec"]["group"]
+        for c in ok(http.get("/apis/apiextensions.k8s.io/v1/customresourcedefinitions"))["items"]
+    }
+    published = []
+    for path in ok(http.get("/openapi/v3"))["paths"]:
+        for schema in ok(http.get(f"/openapi/v3/{path}"))["components"]["schemas"].values():
+            for gvk in schema.get("x-kubernetes-group-version-kind", []):
+                if gvk["group"] not in crd_groups and not gvk["kind"].endswith("List"):
+                    published.append(gvk["kind"])
+                    assert "x-kubernetes-preserve-unknown-fields" not in schema, gvk
+                    assert set(schema["properties"]) - {"apiVersion", "kind", "metadata"}, gvk
+    assert {"ConfigMap", "Pod", "RoleBinding", "TokenReview", "SubjectAccessReview"} <= set(published)

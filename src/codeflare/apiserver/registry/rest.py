@@ -192,9 +192,10 @@ def apply_schema(
     """Default, prune and validate an object against its kind's schema, in place.
 
     Custom resources use their CRD version's schema; built-in kinds the schema the server
-    publishes for them (:mod:`~codeflare.apiserver.registry.builtin_schemas`), whose
-    quantities are then written as canonical strings. Pruned fields, with the duplicate fields
-    the body decoder found, are reported by :func:`report_fields` per ``fieldValidation``.
+    publishes for them (:mod:`~codeflare.apiserver.registry.builtin_schemas`), whose absent
+    required fields get their zero values and whose quantities are written as canonical strings.
+    Pruned fields, with the duplicate fields the body decoder found, are reported by
+    :func:`report_fields` per ``fieldValidation``.
     The validation errors are returned. ``old`` is the stored object an update replaces (None
     on create), for the schema's transition rules.
     """
@@ -204,11 +205,13 @@ def apply_schema(
         report_fields(ctx, [], typed=False)
         return []
     schema.default(obj)
+    if builtin is not None:
+        builtin.fill_required(obj)
     pruned = schema.prune(obj)  # in document order, as Go's decoder meets them; CRDs sort them
     report_fields(ctx, pruned if builtin is not None else sorted(pruned), typed=builtin is not None)
     result: list[FieldError] = schema.validate(obj, old)
     if builtin is not None and not result:
-        result = builtin.canonical_quantities(obj)
+        result = builtin.canonical_scalars(obj)
     return result
 
 

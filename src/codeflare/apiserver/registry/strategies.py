@@ -47,8 +47,8 @@ def _condition(type_: str, status: str, reason: str, message: str, now: str) -> 
 def _fold_string_data(secret: dict[str, Any]) -> None:
     """Merge a Secret's write-only ``stringData`` into ``data`` (base64), as Kubernetes does."""
     string_data = secret.get("stringData")
-    if not isinstance(string_data, dict):
-        return
+    if not isinstance(string_data, dict) or not all(isinstance(v, str) for v in string_data.values()):
+        return  # mistyped: left for validation to refuse
     data = secret.get("data")
     if not isinstance(data, dict):
         data = {}
@@ -72,13 +72,15 @@ class Strategies:
         if not rt.custom:
             builtin_validation.default(rt.key, obj)
         if rt.key == "core/namespaces":
-            if not isinstance(obj.get("spec"), dict):
+            if obj.get("spec") is None:
                 obj["spec"] = {}
-            spec = obj["spec"]
-            finalizers = list(spec.get("finalizers") or [])
-            if NAMESPACE_FINALIZER not in finalizers:
-                finalizers.append(NAMESPACE_FINALIZER)
-            spec["finalizers"] = finalizers
+            spec = obj["spec"]  # a mistyped spec is left for validation to refuse
+            finalizers = spec.get("finalizers") if isinstance(spec, dict) else None
+            if isinstance(spec, dict) and (finalizers is None or isinstance(finalizers, list)):
+                finalizers = list(finalizers or [])
+                if NAMESPACE_FINALIZER not in finalizers:
+                    finalizers.append(NAMESPACE_FINALIZER)
+                spec["finalizers"] = finalizers
             obj["status"] = {"phase": "Active"}
             labels = obj["metadata"].setdefault("labels", {})
             if isinstance(labels, dict):
@@ -162,10 +164,11 @@ class Strategies:
 
     # -- helpers --------------------------------------------------------------------------------
     def _allocate_cluster_ip(self, obj: dict[str, Any]) -> None:
-        spec = obj.get("spec")
+        if obj.get("spec") is None:
+            obj["spec"] = {}
+        spec = obj["spec"]
         if not isinstance(spec, dict):
-            spec = {}
-            obj["spec"] = spec
+            return  # mistyped: validation refuses it
         spec.setdefault("type", "ClusterIP")
         if spec.get("type") == "ExternalName" or spec.get("clusterIP"):
             return
@@ -175,7 +178,8 @@ class Strategies:
             if candidate.endswith(".0") or candidate == "10.96.0.1" or candidate in used:
                 continue
             spec["clusterIP"] = candidate
-            spec["clusterIPs"] = [candidate]
+            if spec.get("clusterIPs") in (None, []):  # a given (or mistyped) list is kept
+                spec["clusterIPs"] = [candidate]
             return
 
     def _prepare_crd(self, obj: dict[str, Any], old: dict[str, Any] | None) -> None:

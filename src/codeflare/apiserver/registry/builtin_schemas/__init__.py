@@ -6,12 +6,18 @@ inlined per kind: :func:`published_schema` is what ``/openapi/v2`` and ``/openap
 (required fields included, as Kubernetes publishes them); :func:`compiled` is the same schema
 for the structural-schema engine, without ``required`` - kube-apiserver's decoder does not
 enforce the published ``required`` lists, its hand-written rules do (:mod:`..builtin_validation`).
-Quantities (numbers or strings) are written back as canonical strings, as Kubernetes serialises
-them (:func:`canonical_quantities`). Loaded on first use; no I/O after that.
+Two more steps mirror what decoding into Go types and encoding back does to an object: a field
+the schema lists as required (a Go field without ``omitempty``) that a client left out is
+written with its zero value (``""``, ``0``, ``false``, ``[]``, ``{}``), so typed clients, which
+expect those fields, can decode every stored object (:meth:`BuiltinSchema.fill_required`); and
+quantities (numbers or strings) are written back as canonical strings and integers written as
+``3.0`` are refused (:meth:`BuiltinSchema.canonical_scalars`). Loaded on first use; no I/O
+after that.
 """
 
 from __future__ import annotations
 
+import copy
 import functools
 import json
 from pathlib import Path
@@ -19,7 +25,7 @@ from typing import Any
 
 from codeflare.k8s.quantity import QuantityError, canonical
 from codeflare.k8s.schema import CompiledSchema
-from codeflare.k8s.schema.field import ErrorType, FieldError
+from codeflare.k8s.schema.field import ErrorType, FieldError, type_invalid
 
 QUANTITY_MARK = "x-codeflare-quantity"
 _QUANTITY_PATTERN = "^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$"
@@ -85,17 +91,24 @@ def _without(node: Any, keys: tuple[str, ...]) -> Any:
 
 
 class BuiltinSchema:
-    """A built-in kind's schema compiled for validation and its tree of quantity positions."""
+    """A built-in kind's schema compiled for validation, with its trees of required fields and
+    of quantity and integer positions (only the branches that lead to some)."""
 
     def __init__(self, schema: dict[str, Any]) -> None:
         self.compiled = CompiledSchema(_without(schema, ("required", QUANTITY_MARK)))
-        self.quantities = _quantity_tree(schema)
+        self.scalars = _scalar_tree(schema)
+        self.required = _required_tree(schema, root=True)
 
-    def canonical_quantities(self, obj: dict[str, Any]) -> list[FieldError]:
-        """Write every quantity of ``obj`` as Kubernetes' canonical string, in place."""
+    def fill_required(self, obj: dict[str, Any]) -> None:
+        """Give every absent required field under an existing parent its zero value, in place."""
+        if self.required is not None:
+            _fill(self.required, obj)
+
+    def canonical_scalars(self, obj: dict[str, Any]) -> list[FieldError]:
+        """Quantities as Kubernetes' canonical strings, in place; integers written as floats
+        (``3.0``) refused, as Go's decoder refuses them. Returns the errors."""
         errs: list[FieldError] = []
-        if self.quantities:
-            _walk_quantities(self.quantities, obj, "", errs)
+        _walk_scalars(self.scalars, obj, "", errs)
         return errs
 
 
@@ -106,36 +119,96 @@ def compiled(group: str, version: str, kind: str) -> BuiltinSchema | None:
     return None if schema is None else BuiltinSchema(schema)
 
 
-def _quantity_tree(node: Any) -> dict[str, Any]:
-    """Only the branches of ``node`` that lead to quantities: name -> subtree, True at a leaf."""
+_ZERO: dict[str, Any] = {"string": "", "integer": 0, "number": 0, "boolean": False, "array": [], "object": {}}
+
+
+class _Required:
+    """Where required fields may be missing: zero values here, subtrees below."""
+
+    __slots__ = ("children", "items", "values", "zeros")
+
+    def __init__(self) -> None:
+        self.zeros: list[tuple[str, Any, _Required | None]] = []  # (name, zero, its own tree)
+        self.children: dict[str, _Required] = {}
+        self.items: _Required | None = None
+        self.values: _Required | None = None
+
+
+def _required_tree(node: Any, root: bool = False) -> _Required | None:
+    if not isinstance(node, dict):
+        return None
+    tree = _Required()
+    props = node.get("properties") or {}
+    for name in node.get("required") or ():
+        child = props.get(name)
+        if not isinstance(child, dict) or (root and name in ("apiVersion", "kind", "metadata")):
+            continue
+        kind = str(child.get("type"))
+        # times have no zero value a client accepts; free-form and int-or-string have no type
+        if kind in _ZERO and not (kind == "string" and child.get("format") == "date-time"):
+            tree.zeros.append((name, _ZERO[kind], _required_tree(child)))
+    for name, child in props.items():
+        if (sub := _required_tree(child)) is not None:
+            tree.children[name] = sub
+    tree.items = _required_tree(node.get("items"))
+    add = node.get("additionalProperties")
+    tree.values = _required_tree(add) if isinstance(add, dict) else None
+    if tree.zeros or tree.children or tree.items or tree.values:
+        return tree
+    return None
+
+
+def _fill(tree: _Required, value: Any) -> None:
+    if isinstance(value, dict):
+        for name, zero, own in tree.zeros:
+            if name not in value:
+                value[name] = copy.copy(zero)
+                if own is not None:
+                    _fill(own, value[name])
+        for name, sub in tree.children.items():
+            if name in value:
+                _fill(sub, value[name])
+        if tree.values is not None:
+            for item in value.values():
+                _fill(tree.values, item)
+    elif isinstance(value, list) and tree.items is not None:
+        for item in value:
+            _fill(tree.items, item)
+
+
+_QUANTITY, _INTEGER = "quantity", "integer"
+
+
+def _leaf(node: Any) -> str | None:
+    if not isinstance(node, dict):
+        return None
+    if node.get(QUANTITY_MARK):
+        return _QUANTITY
+    return _INTEGER if node.get("type") == "integer" else None
+
+
+def _scalar_tree(node: Any) -> dict[str, Any]:
+    """Only the branches of ``node`` that lead to quantities or integers: name -> subtree, the
+    leaf's kind at a leaf (``[]`` stands for array items, ``{}`` for map values)."""
     if not isinstance(node, dict):
         return {}
     out: dict[str, Any] = {}
-    for name, child in (node.get("properties") or {}).items():
-        if isinstance(child, dict) and child.get(QUANTITY_MARK):
-            out[name] = True
-        elif sub := _quantity_tree(child):
+    children = list((node.get("properties") or {}).items())
+    children += [(_ITEM, node.get("items")), (_VALUE, node.get("additionalProperties"))]
+    for name, child in children:
+        if (leaf := _leaf(child)) is not None:
+            out[name] = leaf
+        elif sub := _scalar_tree(child):
             out[name] = sub
-    if isinstance(node.get("items"), dict):
-        if node["items"].get(QUANTITY_MARK):
-            out[_ITEM] = True
-        elif sub := _quantity_tree(node["items"]):
-            out[_ITEM] = sub
-    add = node.get("additionalProperties")
-    if isinstance(add, dict):
-        if add.get(QUANTITY_MARK):
-            out[_VALUE] = True
-        elif sub := _quantity_tree(add):
-            out[_VALUE] = sub
     return out
 
 
-def _walk_quantities(tree: dict[str, Any], value: Any, path: str, errs: list[FieldError]) -> None:
+def _walk_scalars(tree: dict[str, Any], value: Any, path: str, errs: list[FieldError]) -> None:
     if isinstance(value, dict):
         pairs = (
-            [(k, tree.get(k)) for k in value if k in tree]
-            if _VALUE not in tree
-            else [(k, tree[_VALUE]) for k in value]
+            [(k, tree[_VALUE]) for k in value]
+            if _VALUE in tree
+            else [(k, tree[k]) for k in value if k in tree]
         )
         for key, sub in pairs:
             _step(sub, value, key, f"{path}.{key}" if path else key, errs)
@@ -145,8 +218,11 @@ def _walk_quantities(tree: dict[str, Any], value: Any, path: str, errs: list[Fie
 
 
 def _step(sub: Any, container: Any, key: Any, path: str, errs: list[FieldError]) -> None:
-    if sub is True:
-        item = container[key]
+    item = container[key]
+    if sub == _INTEGER:
+        if isinstance(item, float):  # 3.0: an integer to the schema engine, not to Go or typed clients
+            errs.append(type_invalid(path, "integer", item, whole_floats_are_integers=False))
+    elif sub == _QUANTITY:
         if isinstance(item, bool) or not isinstance(item, str | int | float):
             return  # a type error, reported by the schema
         try:
@@ -158,4 +234,4 @@ def _step(sub: Any, container: Any, key: Any, path: str, errs: list[FieldError])
         if not isinstance(item, str):
             container[key] = text
     elif isinstance(sub, dict):
-        _walk_quantities(sub, container[key], path, errs)
+        _walk_scalars(sub, item, path, errs)

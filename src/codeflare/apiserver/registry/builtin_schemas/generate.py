@@ -5,8 +5,9 @@ the served kinds or the Kubernetes version change; the server only reads the JSO
 Both sources are generated from Kubernetes' published OpenAPI: lightkube-models gives each
 type's JSON field names, which fields are required and which are IntOrString or Quantity; the
 official ``kubernetes`` client gives the value types of maps (``Dict[str, str]``), which
-lightkube types as a bare ``dict``. The two are walked in parallel from each kind, so a type is
-matched by the field that leads to it, not by name. Quantity-valued maps are declared in
+lightkube types as a bare ``dict``. Times (``meta/v1`` Time, MicroTime) are RFC 3339 strings.
+The two are walked in parallel from each kind, so a type is matched by the field that leads to
+it, not by name. Quantity-valued maps are declared in
 :data:`QUANTITY_MAPS` (neither client keeps that fact). Descriptions are not copied.
 """
 
@@ -48,6 +49,13 @@ KINDS = (
     ("admissionregistration.k8s.io", "v1", "ValidatingWebhookConfiguration"),
     ("apiextensions.k8s.io", "v1", "CustomResourceDefinition"),
     ("events.k8s.io", "v1", "Event"),
+    # the create-only reviews (validated by codeflare.apiserver.security.reviews; published here)
+    ("authorization.k8s.io", "v1", "SubjectAccessReview"),
+    ("authorization.k8s.io", "v1", "SelfSubjectAccessReview"),
+    ("authorization.k8s.io", "v1", "LocalSubjectAccessReview"),
+    ("authorization.k8s.io", "v1", "SelfSubjectRulesReview"),
+    ("authentication.k8s.io", "v1", "TokenReview"),
+    ("authentication.k8s.io", "v1", "SelfSubjectReview"),
 )
 
 # Map-typed fields whose values are Quantities (lightkube: ``dict``; kubernetes: Dict[str, str]).
@@ -73,6 +81,8 @@ FREE_FORM = frozenset(("apiextensions_v1.JSONSchemaProps", "apiextensions_v1.JSO
 
 QUANTITY: dict[str, Any] = {"oneOf": [{"type": "string"}, {"type": "number"}], "x-codeflare-quantity": True}
 INT_OR_STRING: dict[str, Any] = {"x-kubernetes-int-or-string": True}
+DATE_TIME: dict[str, Any] = {"type": "string", "format": "date-time"}  # meta/v1 Time and MicroTime
+_TIME = re.compile(r"\b(meta_v1\.)?(Micro)?Time\b")
 _FREE: dict[str, Any] = {"x-kubernetes-preserve-unknown-fields": True}
 _SCALARS = {
     str: {"type": "string"},
@@ -144,6 +154,8 @@ class _Generator:
             return self.value(rest[0], annotation, kc_type, where) if len(rest) == 1 else dict(_FREE)
         if "Quantity" in annotation and "List" not in annotation:
             return dict(QUANTITY)
+        if _TIME.search(annotation) and "List" not in annotation:
+            return dict(DATE_TIME)
         if hint in _SCALARS:
             return dict(_SCALARS[hint])
         if origin in (list, typing.List):  # noqa: UP006

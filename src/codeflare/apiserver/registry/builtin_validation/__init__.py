@@ -3,7 +3,8 @@
 The schema (:mod:`..builtin_schemas`) checks types; these modules check what
 ``pkg/apis/*/validation`` checks and clients and controllers rely on, with its messages: pod
 specs and containers (:mod:`.pods`), Services (:mod:`.services`), RBAC roles and bindings
-(:mod:`.rbac`), ConfigMap and Secret keys (:mod:`.data`), plus the defaults those rules
+(:mod:`.rbac`), ConfigMap and Secret keys (:mod:`.data`), events.k8s.io Events
+(:mod:`.events`), plus the defaults those rules
 assume (an RBAC subject's apiGroup). Metadata is checked elsewhere, for every kind
 (:func:`codeflare.k8s.schema.objectmeta.validate_object_meta`). Every rule tolerates values of
 the wrong type: the schema reports those. Pure functions over decoded objects.
@@ -14,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from codeflare.apiserver.registry.builtin_validation import data, pods, rbac, services
+from codeflare.apiserver.registry.builtin_validation import data, events, pods, rbac, services
 from codeflare.k8s.schema.field import FieldError
 
 Rule = Callable[[dict[str, Any], dict[str, Any] | None], list[FieldError]]
@@ -27,6 +28,7 @@ _RULES: dict[str, Rule] = {
     "core/services": services.validate_service,
     "core/configmaps": data.validate_config_map,
     "core/secrets": data.validate_secret,
+    "events.k8s.io/events": events.validate_event,
     "rbac.authorization.k8s.io/roles": rbac.validate_role,
     "rbac.authorization.k8s.io/clusterroles": rbac.validate_cluster_role,
     "rbac.authorization.k8s.io/rolebindings": rbac.validate_role_binding,

@@ -84,7 +84,7 @@ def test_valid_bindings_pass_and_subjects_get_their_group() -> None:
         {"name": "valid@username", "kind": "User"},
         {"name": "valid@groupname", "kind": "Group"},
     ]
-    binding = {"roleRef": dict(ROLE_REF), "subjects": [dict(s) for s in subjects]}
+    binding: dict[str, Any] = {"roleRef": dict(ROLE_REF), "subjects": [dict(s) for s in subjects]}
     assert errors_of(f"{GROUP}/rolebindings", binding) == []
     assert [s.get("apiGroup") for s in binding["subjects"]] == [None, GROUP, GROUP]
     cluster = {"roleRef": dict(CLUSTER_REF), "subjects": [dict(s) for s in subjects]}
@@ -283,3 +283,25 @@ def test_rbac_defaults_only_user_and_group_subjects() -> None:
         {"kind": "ServiceAccount", "name": "s"},
         "junk",
     ]
+
+
+def test_events_api_creation_rules() -> None:
+    # ValidateEventCreate (pkg/apis/core/validation/events.go) for events.k8s.io/v1
+    assert errors_of("events.k8s.io/events", {"type": "Info"}) == [
+        (REQ, "eventTime"),
+        (REQ, "reportingController"),
+        (REQ, "reportingInstance"),
+        (REQ, "action"),
+        (REQ, "reason"),
+        (INV, "type"),
+    ]
+    full = {
+        "eventTime": "2026-01-01T00:00:00.000000Z",
+        "reportingController": "c",
+        "reportingInstance": "i",
+        "action": "A",
+        "reason": "R",
+        "type": "Normal",
+    }
+    assert errors_of("events.k8s.io/events", full) == []
+    assert errors_of("events.k8s.io/events", {}, old=full) == []  # updates are not checked
