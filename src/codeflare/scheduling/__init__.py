@@ -10,7 +10,8 @@ preemptions, evictions and pending reasons. Amounts are :class:`codeflare.k8s.qu
 from codeflare.k8s.labels import LabelSelector
 from codeflare.k8s.labels import Requirement as LabelSelectorRequirement
 from codeflare.k8s.quantity import Quantity, QuantityError
-from codeflare.scheduling.engine import AdmissionEngine, admission_usage, workload_shape
+from codeflare.scheduling.cache import admission_usage
+from codeflare.scheduling.engine import AdmissionEngine, workload_shape
 from codeflare.scheduling.model import (
     Admission,
     BorrowWithinCohort,

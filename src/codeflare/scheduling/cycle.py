@@ -4,12 +4,13 @@ Each round takes one candidate per woken ClusterQueue (its best eligible shape c
 StrictFIFO only the queue head), sorts candidates (no borrowing first, then priority, then age),
 and admits, preempts or parks each against the quota as it stands after the earlier ones.
 Rounds repeat while queues admit, so everything that fits is admitted in the same call. Parked
-classes wait for their scope to free quota or for their backoff to end. No input bookkeeping.
+classes wait for their scope to free quota or for their backoff to end. It reads and charges the
+state only through the public methods of the scheduling cache and the queue manager (and the
+cache's quota book); no input bookkeeping.
 """
 
 from __future__ import annotations
 
-import heapq
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 
@@ -24,8 +25,8 @@ from codeflare.scheduling.assignment import (
     assign_flavors,
 )
 from codeflare.scheduling.model import Admission
-from codeflare.scheduling.preemption import AdmittedWorkload, Preemptor, plan_preemption
-from codeflare.scheduling.queues import OrderKey, PendingQueue, ShapeClass
+from codeflare.scheduling.preemption import Preemptor, plan_preemption
+from codeflare.scheduling.queues import OrderKey, ShapeClass
 from codeflare.scheduling.quota import FlavorResource
 from codeflare.scheduling.results import PendingInfo, Preempted, SchedulingResult, quota_reason
 from codeflare.scheduling.state import EngineState
@@ -44,19 +45,6 @@ class _Entry:
     strict: bool
 
 
-def _blocked_queue(state: EngineState, name: str) -> PendingInfo | None:
-    spec = state.cqs[name]
-    if spec.stop_policy != "None":
-        return PendingInfo(
-            "ClusterQueueStopped", f"ClusterQueue {name} is stopped ({spec.stop_policy})", name
-        )
-    for flavor in state.book.queues[name].flavors:
-        if flavor not in state.flavors:
-            message = f"ClusterQueue {name} is inactive: ResourceFlavor {flavor} does not exist"
-            return PendingInfo("ClusterQueueInactive", message, name)
-    return None
-
-
 def _assignment_reason(assignment: Assignment) -> PendingInfo:
     if assignment.not_covered is not None:
         return PendingInfo("NotCovered", assignment.not_covered, assignment.cluster_queue)
@@ -67,20 +55,20 @@ def _assign(
     state: EngineState, name: str, shape_key: str, cls: ShapeClass, result: SchedulingResult
 ) -> Assignment:
     """Flavor assignment of ``shape_key``'s class in queue ``name``, asking preemption as oracle."""
-    compiled = state.book.queues[name]
-    workload = state.workloads[shape_key]
+    cache = state.cache
+    compiled = cache.compiled(name)
+    workload = cache.workloads[shape_key]
 
     def oracle(fr: FlavorResource, quantity: int) -> tuple[int, bool]:
+        own = cache.book.usage.get(name, {}).get(fr, 0)
         if len(compiled.groups[compiled.group_of[fr[1]]][1]) == 1:
             # one flavor: nothing to choose between, so the preemption step alone says whether
             # there are candidates (this saves a what-if per evaluation of a full queue's head)
-            own = state.book.usage.get(name, {}).get(fr, 0)
             return PREEMPT, own + quantity > compiled.nominal.get(fr, 0)
         preemptor = Preemptor(
             compiled, workload.priority, workload.creation_time, {fr: quantity}, frozenset((fr,)), shape_key
         )
-        plan = plan_preemption(state.ctx, preemptor, _scope_admitted(state, name, result))
-        own = state.book.usage.get(name, {}).get(fr, 0)
+        plan = plan_preemption(cache.ctx, preemptor, cache.scope_admitted(name, result.admissions))
         if not plan.possible:
             return NO_CANDIDATES, own + quantity > compiled.nominal.get(fr, 0)
         freed = sum(v.usage.get(fr, 0) for v, _ in plan.victims if v.cluster_queue == name)
@@ -88,34 +76,34 @@ def _assign(
         return (RECLAIM if plan.only_other_queues else PREEMPT), borrows
 
     check: PreemptionOracle = oracle
-    return assign_flavors(state.ctx, compiled, cls.shape, shape_key, check)
+    return assign_flavors(cache.ctx, compiled, cls.shape, shape_key, check)
 
 
 def _park(
     state: EngineState, entry_cq: str, cls: ShapeClass, order: OrderKey, info: PendingInfo,
     now: float, result: SchedulingResult, strict: bool,
 ) -> None:  # fmt: skip
-    scope = state.book.scope(entry_cq)
+    book = state.cache.book
     retry_at = now + state.backoff_time
     info = replace(info, requeue_at=retry_at)
-    cls.park(state.book.freed_generation(scope), retry_at, info)
-    heapq.heappush(state.timers, (retry_at, entry_cq))
+    state.manager.park(entry_cq, cls, book.freed_generation(book.scope(entry_cq)), retry_at, info)
     result.pending[order[2]] = info
-    if strict:
-        state.queues[entry_cq].hold(order[2], now)
+    queue = state.manager.queue(entry_cq)
+    if strict and queue is not None:
+        queue.hold(order[2], now)
 
 
 def _candidate(state: EngineState, name: str, now: float, result: SchedulingResult) -> _Entry | None:
-    queue = state.queues.get(name)
+    queue = state.manager.queue(name)
     if queue is None or not len(queue):
         return None
-    blocked = _blocked_queue(state, name)
+    blocked = state.cache.inactive_reason(name)
     if blocked is not None:
         for order, _ in queue.heads():
             result.pending[order[2]] = blocked
         return None
-    book = state.book
-    compiled = book.queues[name]
+    book = state.cache.book
+    compiled = state.cache.compiled(name)
     scope = book.scope(name)
     generation = book.freed_generation(scope)
     strict = compiled.spec.queueing_strategy == "StrictFIFO"
@@ -134,58 +122,35 @@ def _candidate(state: EngineState, name: str, now: float, result: SchedulingResu
     return None
 
 
-def _scope_admitted(state: EngineState, name: str, result: SchedulingResult) -> list[AdmittedWorkload]:
-    """Admitted workloads of the queue's scope, except those admitted in this very cycle."""
-    out: list[AdmittedWorkload] = []
-    for member in state.book.members(state.book.scope(name)):
-        out.extend(w for w in state.admitted_by_cq.get(member, {}).values() if w.key not in result.admissions)
-    out.sort(key=lambda w: w.key)
-    return out
-
-
 def _preempt(state: EngineState, entry: _Entry, now: float, result: SchedulingResult) -> None:
-    key = entry.order[2]
-    workload = state.workloads[key]
-    compiled = state.book.queues[entry.cluster_queue]
+    cache, manager = state.cache, state.manager
+    key, name = entry.order[2], entry.cluster_queue
+    workload = cache.workloads[key]
     usage = entry.assignment.usage
-    book = state.book
-    needed = frozenset(fr for fr, v in usage.items() if v > book.available(entry.cluster_queue, fr))
-    preemptor = Preemptor(compiled, workload.priority, workload.creation_time, dict(usage), needed, key)
-    plan = plan_preemption(state.ctx, preemptor, _scope_admitted(state, entry.cluster_queue, result))
+    needed = frozenset(fr for fr, v in usage.items() if v > cache.book.available(name, fr))
+    preemptor = Preemptor(
+        cache.compiled(name), workload.priority, workload.creation_time, dict(usage), needed, key
+    )
+    plan = plan_preemption(cache.ctx, preemptor, cache.scope_admitted(name, result.admissions))
     base = _assignment_reason(entry.assignment)
     if plan.possible:
-        scope = state.book.scope(entry.cluster_queue)
-        state.nominated[key] = (scope, entry.order, set(entry.assignment.usage))
+        manager.nominate(key, cache.scope(name), entry.order, set(usage))
     if plan.victims:
         for victim, reason in plan.victims:
             victim.evicting = reason
-            message = f"preempted to admit {key} in ClusterQueue {entry.cluster_queue} ({reason})"
+            message = f"preempted to admit {key} in ClusterQueue {name} ({reason})"
             result.preemptions.append(Preempted(victim.key, key, reason, victim.cluster_queue, message))
         names = ", ".join(v.key for v, _ in plan.victims)
         message = (
             f"waiting for {len(plan.victims)} preempted workloads to be evicted ({names}); {base.message}"
         )
-        info = PendingInfo("WaitingForPreemption", message, entry.cluster_queue, base.shortfalls)
+        info = PendingInfo("WaitingForPreemption", message, name, base.shortfalls)
     elif plan.waiting:
         message = f"waiting for {plan.waiting} workloads being evicted to release quota; {base.message}"
-        info = PendingInfo("WaitingForPreemption", message, entry.cluster_queue, base.shortfalls)
+        info = PendingInfo("WaitingForPreemption", message, name, base.shortfalls)
     else:
         info = replace(base, message=f"{base.message}; preemption cannot free enough quota")
-    _park(state, entry.cluster_queue, entry.cls, entry.order, info, now, result, entry.strict)
-
-
-def _held_for(state: EngineState, entry: _Entry, scope: str) -> str | None:
-    """A higher-ranked preemptor of the same scope that needs some of the same quota, if any."""
-    key = entry.order[2]
-    for other, (other_scope, order, needs) in sorted(state.nominated.items()):
-        if (
-            other != key
-            and other_scope == scope
-            and order < entry.order
-            and needs & entry.assignment.usage.keys()
-        ):
-            return other
-    return None
+    _park(state, name, entry.cls, entry.order, info, now, result, entry.strict)
 
 
 def _process(
@@ -197,36 +162,28 @@ def _process(
     record: RecordAdmission,
 ) -> bool:
     """Admit, preempt for or park one candidate; True when its queue may go on this cycle."""
-    book = state.book
+    book = state.cache.book
     name = entry.cluster_queue
     scope = book.scope(name)
     if state.capacity_check or book.change_generation(scope) != entry.version:
         entry.assignment = _assign(state, name, entry.order[2], entry.cls, result)
     key = entry.order[2]
     if entry.assignment.mode == FIT:
-        holder = _held_for(state, entry, scope)
+        holder = state.manager.holder(key, scope, entry.order, entry.assignment.usage.keys())
         if holder is not None:
             message = f"quota is held for {holder}, which is waiting for its preemption victims to be evicted"
             result.pending[key] = PendingInfo("WaitingForPreemption", message, name)
             held.append((name, holder))
             return False
-        state.nominated.pop(key, None)
+        state.manager.unnominate(key)
         admission = entry.assignment.admission(now)
         record(key, admission)
         result.admissions[key] = admission
         result.pending.pop(key, None)
         return True
     if entry.assignment.mode == NO_FIT:
-        _park(
-            state,
-            name,
-            entry.cls,
-            entry.order,
-            _assignment_reason(entry.assignment),
-            now,
-            result,
-            entry.strict,
-        )
+        reason = _assignment_reason(entry.assignment)
+        _park(state, name, entry.cls, entry.order, reason, now, result, entry.strict)
     else:
         _preempt(state, entry, now, result)
     return not entry.strict
@@ -235,45 +192,45 @@ def _process(
 def run_cycle(state: EngineState, now: float, result: SchedulingResult, record: RecordAdmission) -> None:
     """Run rounds over the woken queues until no queue admits anything more; ``record`` charges
     each admission to the engine's books as it is made."""
-    names = sorted(state.dirty)
-    state.dirty.clear()
+    manager = state.manager
+    names = manager.take_woken(now)
     held: list[tuple[str, str]] = []
     while names:
         entries = [e for e in (_candidate(state, n, now, result) for n in names) if e is not None]
         # preemptors whose victims are gone go first, so that others do not take the freed quota
-        entries.sort(key=lambda e: (e.order[2] not in state.nominated, e.assignment.borrows, e.order))
+        entries.sort(key=lambda e: (not manager.is_nominated(e.order[2]), e.assignment.borrows, e.order))
         going_on = {e.cluster_queue for e in entries if _process(state, e, now, result, held, record)}
         # a queue held back for a preemptor that has been admitted since may go on
-        going_on.update(name for name, holder in held if holder not in state.nominated)
-        held = [(name, holder) for name, holder in held if holder in state.nominated]
+        going_on.update(name for name, holder in held if not manager.is_nominated(holder))
+        held = [(name, holder) for name, holder in held if manager.is_nominated(holder)]
         names = sorted(going_on)
 
 
 def pending_reason(state: EngineState, key: str) -> PendingInfo | None:
     """The current reason for one pending workload, without evaluating anything."""
-    if key not in state.workloads or key in state.admitted:
+    cache, manager = state.cache, state.manager
+    if key not in cache.workloads or key in cache.admitted:
         return None
-    if key in state.blocked:
-        return state.blocked[key]
-    name = state.queued_in.get(key)
-    if name is None:
-        return None
-    blocked = _blocked_queue(state, name)
+    blocked = manager.blocked_reason(key)
     if blocked is not None:
         return blocked
-    queue: PendingQueue = state.queues[name]
-    if state.cqs[name].queueing_strategy == "StrictFIFO":
+    name = manager.cluster_queue_of(key)
+    queue = manager.queue(name) if name is not None else None
+    if name is None or queue is None:
+        return None
+    inactive = cache.inactive_reason(name)
+    if inactive is not None:
+        return inactive
+    if cache.compiled(name).spec.queueing_strategy == "StrictFIFO":
         head = queue.strict_head(state.now, state.head_of_line_holding_time)
         if head is not None and head[0][2] != key:
             message = f"waiting behind {head[0][2]} at the head of StrictFIFO ClusterQueue {name}"
             return PendingInfo("BlockedByHead", message, name)
-    order = queue.classes[queue.shape_of[key]].members[key]
-    scope = state.book.scope(name)
-    for other, (other_scope, other_order, _) in sorted(state.nominated.items()):
-        if other != key and other_scope == scope and other_order < order:
-            message = f"quota is held for {other}, which is waiting for its preemption victims to be evicted"
-            return PendingInfo("WaitingForPreemption", message, name)
     cls = queue.classes[queue.shape_of[key]]
+    other = manager.holder(key, cache.scope(name), cls.members[key], None)
+    if other is not None:
+        message = f"quota is held for {other}, which is waiting for its preemption victims to be evicted"
+        return PendingInfo("WaitingForPreemption", message, name)
     if cls.parked_generation is not None and cls.info is not None:
         return cls.info
     return PendingInfo("Queued", f"queued in ClusterQueue {name}, not evaluated yet", name)

@@ -126,7 +126,7 @@ class Simulation:
 
     def keys(self, admitted: bool | None) -> list[str]:
         out = []
-        for key in sorted(self.engine.state.workloads):
+        for key in sorted(self.engine.state.cache.workloads):
             is_admitted = self.engine.admission(key) is not None
             if admitted is None or admitted == is_admitted:
                 out.append(key)
@@ -165,7 +165,7 @@ class Simulation:
         result = self.engine.schedule(self.now)
         # usage only grows within a cycle, so a queue not borrowing now was not borrowing then
         usage_after = {
-            f"cq{i}": dict(self.engine.state.book.usage.get(f"cq{i}", {})) for i in range(len(self.specs))
+            f"cq{i}": dict(self.engine.state.cache.book.usage.get(f"cq{i}", {})) for i in range(len(self.specs))
         }
         after = set(self.engine.quota_violations())
         assert after <= before, f"new quota violations: {after - before}"
@@ -187,7 +187,7 @@ class Simulation:
         for p in result.preemptions:
             victim, preemptor = admitted[p.victim], self.engine.workload(p.preemptor)
             assert victim is not None and preemptor is not None
-            own_cq = self.engine.state.cqs[f"cq{int(preemptor.queue_name[2:])}"]
+            own_cq = self.engine.state.cache.cqs[f"cq{int(preemptor.queue_name[2:])}"]
             policy = own_cq.preemption
             if p.reason == "InClusterQueue":
                 assert p.cluster_queue == own_cq.name
@@ -201,7 +201,7 @@ class Simulation:
                     assert victim.priority < preemptor.priority or newer_equal
             else:
                 assert p.cluster_queue != own_cq.name and own_cq.cohort is not None
-                victim_cq = self.engine.state.cqs[p.cluster_queue]
+                victim_cq = self.engine.state.cache.cqs[p.cluster_queue]
                 assert victim_cq.cohort == own_cq.cohort
                 nominal = {
                     (fq.name, rq.name): milli_value(rq.nominal_quota)
@@ -224,12 +224,12 @@ class Simulation:
 
     def check_work_conserving(self) -> None:
         """No pending workload of a BestEffortFIFO queue fits in its queue's free nominal quota."""
-        book = self.engine.state.book
+        book = self.engine.state.cache.book
         for key in self.keys(False):
             workload = self.engine.workload(key)
             assert workload is not None
-            queue = self.engine.state.queued_in.get(key)
-            if queue is None or self.engine.state.cqs[queue].queueing_strategy != "BestEffortFIFO":
+            queue = self.engine.state.manager.cluster_queue_of(key)
+            if queue is None or self.engine.state.cache.cqs[queue].queueing_strategy != "BestEffortFIFO":
                 continue
             reason = self.engine.pending_reason(key)
             if reason is not None and reason.message.startswith("quota is held for"):
