@@ -220,7 +220,12 @@ def _owner(workload: Obj) -> str:
 
 def pending_by_queue(snapshot: Snapshot) -> dict[str, list[PendingWorkload]]:
     """ClusterQueue -> its pending Workloads in the engine's order, numbered from 1. A Workload
-    whose LocalQueue is unknown (not readable, or missing) is listed under ``""``."""
+    whose LocalQueue is unknown (not readable, or missing) is listed under ``""``. Computed once
+    per snapshot (both views use it)."""
+    return snapshot.memo("pending_by_queue", lambda: _pending_by_queue(snapshot))
+
+
+def _pending_by_queue(snapshot: Snapshot) -> dict[str, list[PendingWorkload]]:
     routes = {
         (str(meta(lq).get("namespace")), str(meta(lq).get("name"))): str(spec(lq).get("clusterQueue") or "")
         for lq in snapshot.of(kinds.LOCAL_QUEUE)

@@ -10,13 +10,15 @@ about how objects are fetched beyond that one list-based reader.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 from codeflare.k8s.types import Obj
 from codeflare.kube import errors, kinds
 from codeflare.kube.kinds import Kind
+
+T = TypeVar("T")
 
 #: Every kind a view reads. Kinds a cluster does not serve (machine APIs off OpenShift or
 #: Cluster API) simply stay empty.
@@ -43,6 +45,14 @@ class Snapshot:
     objects: Mapping[str, Sequence[Obj]] = field(default_factory=dict)
     forbidden: Mapping[str, frozenset[str]] = field(default_factory=dict)
     now: float = 0.0
+    _memo: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
+
+    def memo(self, key: str, compute: Callable[[], T]) -> T:
+        """``compute()`` once per snapshot (views that share a derived value, e.g. the pending order,
+        derive it once); the result is shared, so callers must not change it."""
+        if key not in self._memo:
+            self._memo[key] = compute()
+        return self._memo[key]
 
     def of(self, kind: Kind) -> Sequence[Obj]:
         return self.objects.get(kind.kind, ())
