@@ -4,8 +4,10 @@
 OpenAPI), discovery, and resource requests, which it authenticates (bearer token), parses into
 :class:`~codeflare.apiserver.endpoints.request.RequestAttributes`, authorizes, and serves by verb
 through the object API - writes through :class:`~codeflare.apiserver.endpoints.admitted.AdmittedWrites`,
-watches through :mod:`~codeflare.apiserver.endpoints.watch_stream`. Every failure becomes a
-Kubernetes Status with the right code; nothing a client sends may produce a 500.
+watches through :mod:`~codeflare.apiserver.endpoints.watch_stream`, list and watch options
+through :mod:`~codeflare.apiserver.endpoints.list_options`, health checks through
+:mod:`~codeflare.apiserver.endpoints.health`. Every failure becomes a Kubernetes Status with the
+right code (a full disk: 507); nothing a client sends may produce a 500.
 """
 
 from __future__ import annotations
