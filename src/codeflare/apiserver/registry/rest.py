@@ -204,9 +204,10 @@ def apply_schema(
     if schema is None:
         report_fields(ctx, [], typed=False)
         return []
-    schema.default(obj)
     if builtin is not None:
-        builtin.fill_required(obj)
+        builtin.fill_required(obj)  # built-in schemas have no defaults: only nulls to drop
+    else:
+        schema.default(obj)
     pruned = schema.prune(obj)  # in document order, as Go's decoder meets them; CRDs sort them
     report_fields(ctx, pruned if builtin is not None else sorted(pruned), typed=builtin is not None)
     result: list[FieldError] = schema.validate(obj, old)

@@ -20,16 +20,19 @@ from __future__ import annotations
 import copy
 import functools
 import json
+import re
 from pathlib import Path
 from typing import Any
 
 from codeflare.k8s.quantity import QuantityError, canonical
 from codeflare.k8s.schema import CompiledSchema
 from codeflare.k8s.schema.field import ErrorType, FieldError, type_invalid
+from codeflare.k8s.schema.node import SchemaNode
 
 QUANTITY_MARK = "x-codeflare-quantity"
 _QUANTITY_PATTERN = "^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$"
 _ITEM, _VALUE = "[]", "{}"
+_PLAIN_QUANTITY = re.compile(r"[0-9]{1,15}(m|k|M|G|T|P|Ki|Mi|Gi|Ti|Pi)?")
 
 
 @functools.cache
@@ -100,7 +103,10 @@ class BuiltinSchema:
         self.required = _required_tree(schema, root=True)
 
     def fill_required(self, obj: dict[str, Any]) -> None:
-        """Give every absent required field under an existing parent its zero value, in place."""
+        """Drop nulls under typed fields and give every absent required field under an existing
+        parent its zero value, in place (what decoding into Go types and encoding does). The
+        walk follows the object, not the schema: it costs what the object's size costs."""
+        _drop_nulls(self.compiled.root, obj, root=True)
         if self.required is not None:
             _fill(self.required, obj)
 
@@ -156,6 +162,27 @@ def _required_tree(node: Any, root: bool = False) -> _Required | None:
     if tree.zeros or tree.children or tree.items or tree.values:
         return tree
     return None
+
+
+def _drop_nulls(node: SchemaNode, obj: dict[str, Any], root: bool = False) -> None:
+    """Remove null values of typed fields (free-form values are kept as sent)."""
+    props, additional = node.properties, node.additional
+    for key in [k for k, v in obj.items() if v is None]:
+        child = props.get(key) or (additional if isinstance(additional, SchemaNode) else None)
+        if child is not None and child.types is not None and not child.nullable:
+            del obj[key]
+    for key, value in obj.items():
+        if root and key == "metadata":
+            continue
+        child = props.get(key) or (additional if isinstance(additional, SchemaNode) else None)
+        if child is None or child.types is None:
+            continue
+        if isinstance(value, dict):
+            _drop_nulls(child, value)
+        elif isinstance(value, list) and child.items is not None and child.items.types is not None:
+            for item in value:
+                if isinstance(item, dict):
+                    _drop_nulls(child.items, item)
 
 
 def _fill(tree: _Required, value: Any) -> None:
@@ -225,6 +252,8 @@ def _step(sub: Any, container: Any, key: Any, path: str, errs: list[FieldError])
     elif sub == _QUANTITY:
         if isinstance(item, bool) or not isinstance(item, str | int | float):
             return  # a type error, reported by the schema
+        if isinstance(item, str) and _PLAIN_QUANTITY.fullmatch(item):
+            return  # the common spellings ("2", "500m", "1Gi"): valid, and kept as written
         try:
             text = canonical(item)
         except (QuantityError, ValueError, ArithmeticError):
