@@ -48,10 +48,10 @@ from codeflare.scheduling import (
 )
 
 settings.register_profile(
-    "ci", max_examples=500, stateful_step_count=25, deadline=None, suppress_health_check=list(HealthCheck)
+    "ci", max_examples=500, stateful_step_count=20, deadline=None, suppress_health_check=list(HealthCheck)
 )
 settings.register_profile(
-    "quick", max_examples=50, stateful_step_count=25, deadline=None, suppress_health_check=list(HealthCheck)
+    "quick", max_examples=50, stateful_step_count=20, deadline=None, suppress_health_check=list(HealthCheck)
 )
 
 QUEUES = ("a", "b", "c")
