@@ -23,6 +23,7 @@ from codeflare.scheduling.tests.conformance.goexpr import (
     BinOp,
     Call,
     Comp,
+    FuncLit,
     Ident,
     Parser,
     Sel,
@@ -140,6 +141,23 @@ class Evaluator:
             return self.call(node)
         raise Unsupported(type(node).__name__)
 
+    def func_body(self, body: str) -> Any:
+        """Run a func literal made of ``x := expr`` statements and one ``return expr``."""
+        env = dict(self.env)
+        inner = Evaluator(env)
+        parser = Parser(body)
+        while parser.peek()[0] != "eof":
+            kind, value = parser.peek()
+            if value == "return":
+                parser.take()
+                return inner(parser.expr())
+            if kind == "id" and parser.peek(1)[1] == ":" and parser.peek(2)[1] == "=":
+                parser.i += 3
+                env[value] = inner(parser.expr())
+                continue
+            raise Unsupported("func literal statement")
+        raise Unsupported("func literal without return")
+
     def _key(self, key: Any) -> Any:
         if isinstance(key, Ident):
             return key.name
@@ -153,6 +171,8 @@ class Evaluator:
         return self(key)
 
     def call(self, node: Call) -> Any:
+        if isinstance(node.func, FuncLit) and not node.args:
+            return self.func_body(node.func.body)
         steps = chain(node)
         head, args = steps[0]
         obj = self(args[0]) if head == "<base>" else self.start(head, [self(a) for a in args], args)

@@ -47,6 +47,13 @@ class Comp:
 
 
 @dataclass
+class FuncLit:
+    """A func literal; only its body's text is kept (``x := expr`` lines and a ``return``)."""
+
+    body: str
+
+
+@dataclass
 class BinOp:
     left: Any
     op: str
@@ -140,15 +147,18 @@ class Parser:
         raise SyntaxError(f"unexpected {value!r} at token {self.i}")
 
     def skip_func(self) -> Any:
-        depth = 0
+        depth, start = 0, None
         while True:
             _, value = self.take()
             if value == "{":
                 depth += 1
+                if start is None:
+                    start = self.i
             elif value == "}":
                 depth -= 1
                 if depth == 0:
-                    return Ident("<func>")
+                    body = self.toks[start : self.i - 1]
+                    return FuncLit(" ".join(v for _, v in body))
 
     def composite(self, type_name: str) -> Comp:
         self.take("{")
