@@ -15,10 +15,12 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from codeflare.k8s.names import is_label_value, is_qualified_name
-from codeflare.k8s.schema.field import ErrorType, FieldError
+
+if TYPE_CHECKING:
+    from codeflare.k8s.schema.field import FieldError
 
 IN, NOT_IN, EXISTS, DOES_NOT_EXIST, GT, LT = "In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt"
 LABEL_OPERATORS = (DOES_NOT_EXIST, EXISTS, IN, NOT_IN)
@@ -135,6 +137,8 @@ def node_selector_matches(terms: Iterable[NodeSelectorTerm], labels: Mapping[str
 
 def requirement_errors(expr: Any, path: str, operators: Iterable[str] = LABEL_OPERATORS) -> list[FieldError]:
     """Every problem of one requirement in dict form, as field errors under ``path``."""
+    from codeflare.k8s.schema.field import ErrorType, FieldError  # the schema package on use only
+
     if not isinstance(expr, Mapping):
         return [FieldError(ErrorType.INVALID, path, "must be an object", expr)]
     allowed = tuple(operators)
