@@ -47,6 +47,7 @@ from codeflare.apiserver.endpoints.responses import (
     render_list,
     render_object,
     success_status,
+    warning_header,
 )
 from codeflare.apiserver.endpoints.watch_stream import serve_watch
 from codeflare.apiserver.registry.listing import check_list_read, parse_resource_version, plan_list
@@ -66,6 +67,16 @@ log = logging.getLogger(__name__)
 
 MAX_BODY = 3 * 1024 * 1024
 PUBLIC_PATHS = frozenset({"/healthz", "/livez", "/readyz", "/version", "/version/"})
+
+
+DEPRECATION = "codeflare.deprecation"  # request key: the Warning of a deprecated version
+
+
+async def _deprecation_header(request: web.Request, response: web.StreamResponse) -> None:
+    """Every answer about a deprecated CRD version carries its Warning (kubectl prints it)."""
+    text = request.get(DEPRECATION)
+    if text:
+        response.headers.add("Warning", warning_header(text))
 
 
 class ApiHandlers:
@@ -99,6 +110,7 @@ class ApiHandlers:
     def app(self) -> web.Application:
         app = web.Application(client_max_size=MAX_BODY, middlewares=[self._guard])
         app.router.add_route("*", "/{tail:.*}", self.dispatch)
+        app.on_response_prepare.append(_deprecation_header)
         return app
 
     @web.middleware
@@ -212,6 +224,8 @@ class ApiHandlers:
         rt = self.api.registry.get(where.group, where.version, where.plural)
         if rt is None:
             raise not_found()
+        if rt.deprecation_warning:
+            request[DEPRECATION] = rt.deprecation_warning
         if where.namespace and not rt.namespaced:
             raise not_found()
         if where.subresource and where.subresource not in rt.subresources():

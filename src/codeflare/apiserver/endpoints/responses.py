@@ -30,9 +30,14 @@ def json_response(body: Any, status: int = 200, warnings: list[str] | None = Non
     # exactly "application/json", no charset: some clients (lightkube) compare the header verbatim
     resp = web.Response(body=dumps(body).encode(), status=status, headers={"Content-Type": JSON})
     for warning in warnings or []:
-        text = warning.replace("\\", "\\\\").replace('"', '\\"')  # RFC 9111 quoted-string
-        resp.headers.add("Warning", f'299 - "{text}"')
+        resp.headers.add("Warning", warning_header(warning))
     return resp
+
+
+def warning_header(warning: str) -> str:
+    """A ``Warning`` header value as kube-apiserver writes it: code 299, agent "-", quoted text."""
+    text = warning.replace("\\", "\\\\").replace('"', '\\"')  # RFC 9111 quoted-string
+    return f'299 - "{text}"'
 
 
 def error_response(err: errors.ApiError) -> web.Response:

@@ -21,6 +21,7 @@ from codeflare.apiserver import errors
 from codeflare.apiserver.context import RequestContext
 from codeflare.apiserver.registry import managed_fields, metadata, rest
 from codeflare.apiserver.registry.apply import server_side_apply
+from codeflare.apiserver.registry.conversion import Converter
 from codeflare.apiserver.registry.deletion import (
     DeleteResult,
     check_preconditions,
@@ -54,18 +55,27 @@ class ObjectAPI:
         self.registry = registry
         self.strategies = strategies
         self.clock = clock
+        self.converter = Converter(store)
 
     # -- helpers -------------------------------------------------------------------------------
     def present(self, rt: ResourceType, obj: dict[str, Any]) -> dict[str, Any]:
-        """The stored object as seen through served version ``rt`` (conversion strategy None)."""
+        """The stored object as seen through served version ``rt`` (converted by its CRD's strategy)."""
         if obj.get("apiVersion") == rt.api_version:
             return obj
-        out = dict(obj)
-        out["apiVersion"] = rt.api_version
-        return out
+        return self.converter.convert(rt.conversion, rt.kind, [obj], rt.api_version)[0]
+
+    def _to_storage(self, rt: ResourceType, obj: dict[str, Any]) -> dict[str, Any]:
+        if not rt.custom or obj.get("apiVersion") == rt.storage_api_version:
+            return obj
+        return self.converter.convert(rt.conversion, rt.kind, [obj], rt.storage_api_version)[0]
+
+    def _stored_view(self, rt: ResourceType, namespace: str, name: str) -> dict[str, Any] | None:
+        """The stored object at ``rt``'s version (what writes through ``rt`` merge into), or None."""
+        obj = self.store.get(rt.key, namespace, name)
+        return None if obj is None else self.present(rt, obj)
 
     def _require(self, rt: ResourceType, namespace: str, name: str) -> dict[str, Any]:
-        obj = self.store.get(rt.key, namespace, name)
+        obj = self._stored_view(rt, namespace, name)
         if obj is None:
             raise errors.not_found(rt.plural, name, rt.group)
         return obj
@@ -107,13 +117,13 @@ class ObjectAPI:
         if ctx.dry_run:
             obj["metadata"].setdefault("resourceVersion", old["metadata"]["resourceVersion"] if old else "")
             return obj
-        stored = self.store.put(rt.key, obj, old)
+        stored = self.store.put(rt.key, self._to_storage(rt, obj), old)
         self.strategies.after_write(rt, stored, old)
         return stored
 
     # -- reads ---------------------------------------------------------------------------------
     def get(self, rt: ResourceType, namespace: str, name: str) -> dict[str, Any]:
-        return self.present(rt, self._require(rt, namespace, name))
+        return self._require(rt, namespace, name)
 
     def list_objects(
         self,
@@ -126,15 +136,19 @@ class ObjectAPI:
     ) -> ListResult:
         resource_version = self.store.resource_version
         objs = self.store.iter(rt.key, namespace)
-        return list_page(
+        batched = rt.conversion is not None  # one ConversionReview for the page, as kube batches it
+        page = list_page(
             objs,
-            lambda obj: self.present(rt, obj),
+            (lambda obj: obj) if batched else (lambda obj: self.present(rt, obj)),
             resource_version,
             label_selector,
             field_selector,
             limit,
             continue_token,
         )
+        if batched:
+            page.items = self.converter.convert(rt.conversion, rt.kind, page.items, rt.api_version)
+        return page
 
     # -- create --------------------------------------------------------------------------------
     def create(self, rt: ResourceType, namespace: str, body: Any, ctx: RequestContext) -> dict[str, Any]:
@@ -238,7 +252,7 @@ class ObjectAPI:
     ) -> tuple[dict[str, Any], bool]:
         """Apply a patch; returns (object, created). Only server-side apply may create."""
         rest.note_duplicates(ctx, body)
-        old = self.store.get(rt.key, namespace, name)
+        old = self._stored_view(rt, namespace, name)
         if patch_type == "apply":
             return self._apply(rt, namespace, name, old, body, ctx, subresource, force)
         if old is None:

@@ -68,6 +68,8 @@ class ResourceType:
     name_rule: str = "subdomain"
     preferred: bool = True
     list_map_keys: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    conversion: Any = None  # a CRD's conversion webhook (registry.conversion.ConversionWebhook) or None
+    deprecation_warning: str = ""  # a deprecated CRD version's Warning text; "" = not deprecated
 
     def __post_init__(self) -> None:
         if not self.singular:
@@ -82,6 +84,10 @@ class ResourceType:
     @property
     def api_version(self) -> str:
         return self.group_version
+
+    @property
+    def storage_api_version(self) -> str:
+        return f"{self.group}/{self.storage_version}" if self.group else self.storage_version
 
     @property
     def key(self) -> str:

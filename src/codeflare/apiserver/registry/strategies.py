@@ -16,6 +16,7 @@ import re
 from typing import Any
 
 from codeflare.apiserver.registry import builtin_validation
+from codeflare.apiserver.registry.conversion import deprecation_warning, parse_conversion, validate_conversion
 from codeflare.apiserver.registry.resources import (
     ALL_VERBS,
     BASE_FIELD_SELECTORS,
@@ -291,6 +292,7 @@ def validate_crd(
             )
         )
     out += _validate_versions(spec.get("versions"))
+    out += validate_conversion(spec)
     if old is not None:
         old_spec = old.get("spec") or {}
         if old_spec.get("group") != spec.get("group"):
@@ -387,6 +389,7 @@ def register_crd(registry: ResourceRegistry, crd: dict[str, Any]) -> None:
     group, plural = spec.get("group", ""), names.get("plural", "")
     registry.remove_crd(group, plural)
     storage_version = next((v["name"] for v in spec.get("versions", []) if v.get("storage")), "")
+    webhook = parse_conversion(spec)
     for version in spec.get("versions", []):
         if not version.get("served", True):
             continue
@@ -424,6 +427,8 @@ def register_crd(registry: ResourceRegistry, crd: dict[str, Any]) -> None:
                 raw_schema=raw_schema if isinstance(raw_schema, dict) else None,
                 custom=True,
                 list_map_keys=_list_map_keys(raw_schema),
+                conversion=webhook,
+                deprecation_warning=deprecation_warning(group, names.get("kind", ""), version),
             )
         )
     log.info(

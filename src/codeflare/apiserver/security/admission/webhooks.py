@@ -6,16 +6,12 @@ AdmissionReview to one webhook over HTTPS (trusting ``caBundle``, else the syste
 checks the answer's shape, raising :class:`WebhookCallError` for anything ``failurePolicy`` has to
 judge. This is the server side of the webhook protocol, not a Kubernetes API client.
 
-``clientConfig.service`` is resolved for local mode only: to ``https://127.0.0.1:<port><path>``
-when the Service carries the annotation ``codeflare.dev/loopback-port: "<port>"``, or when an
-Endpoints object of the same name lists a loopback address (its port is used); TLS then checks the
-certificate for ``<service>.<namespace>.svc``. Anything else is a call failure.
+``clientConfig`` is resolved by :mod:`codeflare.apiserver.webhook_endpoints` (local mode: loopback
+services only); anything it cannot resolve is a call failure.
 """
 
 from __future__ import annotations
 
-import base64
-import binascii
 import json
 import logging
 import ssl
@@ -25,18 +21,14 @@ from typing import Any
 
 import aiohttp
 
-from codeflare.apiserver import errors
+from codeflare.apiserver import errors, webhook_endpoints
 from codeflare.apiserver.context import RequestContext
 from codeflare.apiserver.registry.resources import ResourceType
 from codeflare.apiserver.registry.selectors import LabelSelector
 from codeflare.apiserver.registry.webhook_configurations import DEFAULT_TIMEOUT, validate_configuration
 from codeflare.apiserver.storage.store import ObjectStore
-from codeflare.k8s.constants import LOOPBACK_PORT_ANNOTATION
 
 log = logging.getLogger(__name__)
-
-_LOOPBACK = ("127.0.0.1", "::1", "localhost")
-
 
 class WebhookCallError(Exception):
     """A webhook could not be called or answered nonsense; ``failurePolicy`` decides what it means."""
@@ -224,65 +216,17 @@ class WebhookCaller:
         return answer
 
     def _ssl_context(self, bundle: str) -> ssl.SSLContext:
-        ctx = self._ssl.get(bundle)
-        if ctx is None:
-            ctx = ssl.create_default_context()
-            if bundle:
-                try:
-                    ctx = ssl.create_default_context(cadata=base64.b64decode(bundle).decode())
-                except (ValueError, binascii.Error, ssl.SSLError) as exc:
-                    raise WebhookCallError(f"caBundle holds no usable certificate: {exc}") from exc
-            self._ssl[bundle] = ctx
-        return ctx
+        try:
+            return webhook_endpoints.ssl_context(bundle, self._ssl)
+        except webhook_endpoints.EndpointError as exc:
+            raise WebhookCallError(str(exc)) from exc
 
     def _endpoint(self, hook: Webhook) -> tuple[str, str | None]:
         """(URL to post to, TLS server name to check when it differs from the URL's host)."""
-        if hook.url:
-            return hook.url, None
-        ref = hook.service
-        namespace, name = ref.get("namespace", ""), ref.get("name", "")
-        path, port = ref.get("path") or "/", ref.get("port") or 443
-        service = self.store.get("core/services", namespace, name)
-        if service is None:
-            raise WebhookCallError(f'service "{namespace}/{name}" not found')
-        local_port = self._loopback_port(service, port)
-        if local_port is None:
-            raise WebhookCallError(
-                f'service "{namespace}/{name}" has no loopback endpoint (annotate it with '
-                f"{LOOPBACK_PORT_ANNOTATION} or give it Endpoints on 127.0.0.1)"
-            )
-        return f"https://127.0.0.1:{local_port}{path}", f"{name}.{namespace}.svc"
-
-    def _loopback_port(self, service: dict[str, Any], port: int) -> int | None:
-        meta = service.get("metadata") or {}
-        annotated = (meta.get("annotations") or {}).get(LOOPBACK_PORT_ANNOTATION)
-        if annotated is not None:
-            try:
-                value = int(annotated)
-            except (TypeError, ValueError):
-                return None
-            return value if 1 <= value <= 65535 else None
-        endpoints = self.store.get("core/endpoints", meta.get("namespace", ""), meta.get("name", ""))
-        if endpoints is None:
-            return None
-        port_name = ""
-        for entry in (service.get("spec") or {}).get("ports") or []:
-            if isinstance(entry, dict) and entry.get("port") == port:
-                port_name = str(entry.get("name") or "")
-        for subset in endpoints.get("subsets") or []:
-            if not isinstance(subset, dict):
-                continue
-            ips = [a.get("ip") for a in subset.get("addresses") or [] if isinstance(a, dict)]
-            if not any(ip in _LOOPBACK for ip in ips):
-                continue
-            ports = [
-                p for p in subset.get("ports") or [] if isinstance(p, dict) and isinstance(p.get("port"), int)
-            ]
-            named = [p for p in ports if str(p.get("name") or "") == port_name]
-            chosen = named or (ports if len(ports) == 1 else [])
-            if chosen:
-                return int(chosen[0]["port"])
-        return None
+        try:
+            return webhook_endpoints.resolve(self.store, hook.url, hook.service)
+        except webhook_endpoints.EndpointError as exc:
+            raise WebhookCallError(str(exc)) from exc
 
 
 def call_failed(hook: Webhook, detail: str) -> errors.ApiError:
