@@ -29,6 +29,7 @@ from codeflare.local.agent.ports import PortAllocator, RayNodePorts
 from codeflare.operator import config, raycluster
 from codeflare.scheduling.engine import AdmissionEngine
 from codeflare.scheduling.results import Preempted
+from codeflare.sdk import widgets
 from codeflare.sdk.cluster import Cluster
 from codeflare.sdk.status import CodeFlareClusterStatus
 
@@ -38,6 +39,8 @@ codeflare.__getattr__
 # Public SDK API with codeflare-sdk's names: used by notebooks and scripts, not by our code.
 Cluster.job_client  # Ray's JobSubmissionClient for the cluster's dashboard
 CodeFlareClusterStatus.QUEUEING  # kept so code written for codeflare-sdk's enum still runs
+widgets.view_clusters  # notebook widgets (codeflare-sdk's name), tested by tests/dashboard/test_widgets.py
+widgets.view_queues
 
 # pydantic reads these: the model configuration, and validators it calls by decorator.
 config._Section.model_config

@@ -10,7 +10,7 @@ Nothing is persisted: a restarted dashboard starts an empty chart. Pure: time is
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from codeflare.dashboard.queues import ZERO, ClusterQueueView
@@ -89,7 +89,3 @@ def admissions(samples: Iterable[Sample]) -> int:
             total += s.admitted - last
         last = s.admitted
     return total
-
-
-def summary(history: History) -> Mapping[str, int]:
-    return {name: admissions(samples) for name, samples in history.series.items()}
