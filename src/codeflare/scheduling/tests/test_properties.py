@@ -164,9 +164,8 @@ class Simulation:
         snapshot = {k: self.engine.workload(k) for k in self.keys(True)}
         result = self.engine.schedule(self.now)
         # usage only grows within a cycle, so a queue not borrowing now was not borrowing then
-        usage_after = {
-            f"cq{i}": dict(self.engine.state.cache.book.usage.get(f"cq{i}", {})) for i in range(len(self.specs))
-        }
+        usage = self.engine.state.cache.book.usage
+        usage_after = {f"cq{i}": dict(usage.get(f"cq{i}", {})) for i in range(len(self.specs))}
         after = set(self.engine.quota_violations())
         assert after <= before, f"new quota violations: {after - before}"
         self.check_preemptions(result, snapshot, usage_after)
