@@ -26,6 +26,9 @@ CELLS = [
     "from codeflare.sdk.widgets import in_notebook, view_clusters, view_queues\nassert in_notebook()\n"
     "work = view_clusters('team-w', client)",
     "queues = view_queues('team-w', client)",
+    "from codeflare.sdk.widgets import status_display\n"
+    "with status_display('job team-w/kept') as live:\n"
+    "    live.update('queued', 'insufficient quota for cpu')",
     "row = next(r for r in work.children if 'doomed' in str([getattr(c, 'value', '') for c in r.children]))\n"
     "down = [c for c in row.children if getattr(c, 'description', '') == 'down'][0]\ndown.click()",
 ]
@@ -80,6 +83,8 @@ def test_widgets_in_a_notebook_show_clusters_queues_and_carry_out_an_action(
     assert buttons == ["down"]  # redrawn after the click: only the cluster that is left
     assert "deleted RayCluster team-w/doomed" in html
     assert "doomed" not in html.replace("deleted RayCluster team-w/doomed", "")
+    (live,) = widget_models(notebook, 3)  # what Cluster.wait_ready and RayJob.wait draw in a notebook
+    assert live["_model"] == "HTMLModel" and "queued - insufficient quota for cpu" in live["value"]
     queue_models = widget_models(notebook, 2)
     bars = [m for m in queue_models if m["_model"] == "IntProgressModel"]
     assert [b["description"] for b in bars] == ["cq-w cpu"] and bars[0]["max"] == 100

@@ -3,7 +3,7 @@
 Built by :func:`codeflare.api.builders.build_rayjob` (validated before any call) and created with
 server-side apply. ``status()`` is one GET; ``logs()`` reads the logs kept in the RayJob's
 ``<name>-logs`` ConfigMap once the job ended (so they outlive the cluster), or asks the running
-cluster's Jobs API while it runs.
+cluster's Jobs API while it runs; ``logs(follow=True)`` streams them (:mod:`codeflare.sdk.logstream`).
 """
 
 from __future__ import annotations
@@ -11,8 +11,9 @@ from __future__ import annotations
 import functools
 import logging
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal, overload
 
 from codeflare.errors import WaitTimeout
 from codeflare.kube import errors, kinds
@@ -25,7 +26,6 @@ from codeflare.sdk.status import pending_reason
 log = logging.getLogger(__name__)
 
 TERMINAL_DEPLOYMENT = ("Complete", "Failed")
-
 
 
 @dataclass(frozen=True)
@@ -128,10 +128,10 @@ class RayJob:
 
     def wait(self, timeout: float | None = 900, poll: float = 1.0, progress: bool = True) -> RayJobStatus:
         """Wait until the job finished (Complete or Failed) and return its final status."""
-        from codeflare.sdk.progress import StatusDisplay
+        from codeflare.sdk.widgets import status_display  # a live widget in notebooks
 
         deadline = None if timeout is None else time.monotonic() + timeout
-        with StatusDisplay(f"job {self.namespace}/{self.name}", enabled=progress) as display:
+        with status_display(f"job {self.namespace}/{self.name}", enabled=progress) as display:
             while True:
                 current = self.status()
                 detail = current.message
@@ -147,8 +147,23 @@ class RayJob:
                     )
                 time.sleep(poll)
 
-    def logs(self) -> str:
-        """The job's output: kept logs after it ended, live logs while it runs."""
+    @overload
+    def logs(self, follow: Literal[False] = False, timeout: float | None = None) -> str: ...
+
+    @overload
+    def logs(self, follow: Literal[True], timeout: float | None = None) -> Iterator[str]: ...
+
+    def logs(self, follow: bool = False, timeout: float | None = None) -> str | Iterator[str]:
+        """The job's output: kept logs after it ended, live logs while it runs.
+
+        ``follow=True``: an iterator of output chunks as the job produces them, ending when the
+        job ends (a job that already ended gives its kept logs); ``timeout`` bounds the wait for
+        a queued or starting job to run (``WaitTimeout`` after it).
+        """
+        if follow:
+            from codeflare.sdk.logstream import follow as following
+
+            return following(self, timeout=timeout)
         kept = self.client.kube.find(kinds.CONFIGMAP, f"{self.name}-logs", self.namespace)
         if kept is not None:
             return str((kept.get("data") or {}).get("logs", ""))
