@@ -35,8 +35,14 @@ def json_response(body: Any, status: int = 200, warnings: list[str] | None = Non
 
 
 def warning_header(warning: str) -> str:
-    """A ``Warning`` header value as kube-apiserver writes it: code 299, agent "-", quoted text."""
-    text = warning.replace("\\", "\\\\").replace('"', '\\"')  # RFC 9111 quoted-string
+    """A ``Warning`` header value as kube-apiserver writes it: code 299, agent "-", quoted text.
+
+    Control characters become spaces (as kube-apiserver sanitizes warning text) and quotes and
+    backslashes are escaped, so no message - an admission webhook's included - can break the
+    header or the connection.
+    """
+    printable = "".join(" " if ord(c) < 32 or ord(c) == 127 else c for c in warning)
+    text = printable.replace("\\", "\\\\").replace('"', '\\"')  # RFC 9111 quoted-string
     return f'299 - "{text}"'
 
 
