@@ -5,6 +5,8 @@ certificate, the admin token, ``serviceaccount-tokens.db`` and the ``kubeconfig`
 it listens. It binds 127.0.0.1 unless told otherwise and serves HTTPS unless plain HTTP is asked
 for explicitly. Authorization is RBAC by default (the admin token is in ``system:masters``), with
 Kubernetes' default ClusterRoles written at startup; every write passes admission (webhooks).
+Custom objects stored at a version their CRD no longer stores are migrated once it listens
+(:mod:`~codeflare.apiserver.registry.storage_migration`).
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ from codeflare.apiserver.endpoints.openapi_docs import OpenAPIDocuments
 from codeflare.apiserver.registry.gc import GarbageCollector
 from codeflare.apiserver.registry.objects import ObjectAPI
 from codeflare.apiserver.registry.resources import ResourceRegistry, builtin_resources
+from codeflare.apiserver.registry.storage_migration import StorageMigration
 from codeflare.apiserver.registry.strategies import CRD_KEY, Strategies, register_crd
 from codeflare.apiserver.registry.watch import WatchHub
 from codeflare.apiserver.security.admission import Admission
@@ -95,6 +98,7 @@ class ApiServer:
                 log.exception("stored CRD %s could not be served", crd["metadata"].get("name"))
         self.hub = WatchHub(self.store)
         self.gc = GarbageCollector(self.api, gc_resync)
+        self.migration = StorageMigration(self.api)
         self.sa_tokens = ServiceAccountTokens(self.state_dir / "serviceaccount-tokens.db", self.store)
         self.authn.add_resolver(self.sa_tokens.authenticate)
         self.rbac = RbacIndex(self.store)
@@ -189,6 +193,7 @@ class ApiServer:
             self.port = sockets[0].getsockname()[1]
         self.handlers.server_address = f"{self.host}:{self.port}"
         self._tasks.append(asyncio.create_task(self.gc.run(), name="garbage-collector"))
+        self._tasks.append(asyncio.create_task(self.migration.run(), name="storage-migration"))
         ca_pem = self.ca_path.read_bytes() if self.ca_path else None
         kubeconfig.write(self.kubeconfig_path, kubeconfig.render(self.url, self.admin_token, ca_pem))
         log.info("serving %s (state in %s)", self.url, self.state_dir)
