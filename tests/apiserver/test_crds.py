@@ -181,6 +181,16 @@ def test_cluster_scoped_crd(http: httpx.Client) -> None:
     status_of(http.get(f"/apis/{GROUP}/v1/namespaces/default/gadgets/g1"), 404)
 
 
+def test_creating_a_served_crd_again_is_already_exists(http: httpx.Client) -> None:
+    # kube-apiserver: a CRD's name is plural.group, so the second create meets the stored object
+    # (409 AlreadyExists), which is what operators starting against a prepared server rely on.
+    status_of(
+        http.post("/apis/apiextensions.k8s.io/v1/customresourcedefinitions", json=widget_crd()),
+        409,
+        "AlreadyExists",
+    )
+
+
 def test_invalid_crd_is_rejected(http: httpx.Client) -> None:
     crd = widget_crd("Namespaced", "bads", "Bad")
     crd["spec"]["versions"][1]["storage"] = True  # two storage versions

@@ -300,8 +300,10 @@ def validate_crd(
         if old_spec.get("scope") != spec.get("scope"):
             out.append(FieldError(ErrorType.INVALID, "spec.scope", "field is immutable", spec.get("scope")))
     elif isinstance(group, str) and isinstance(plural, str) and not out:
+        # A CRD's name is plural.group, so one already serving these names has this object's name:
+        # storage answers that create with 409 AlreadyExists, as kube-apiserver does.
         for res in registry.all():
-            if res.group == group and res.plural == plural:
+            if res.group == group and res.plural == plural and not res.custom:
                 out.append(
                     FieldError(
                         ErrorType.DUPLICATE,
