@@ -18,7 +18,9 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-BENCHMARKS = ("apiserver", "scheduling", "operator", "local", "sdk", "dashboard", "kueue_baseline")
+BENCHMARKS = (
+    "apiserver", "conversion", "scheduling", "operator", "local", "sdk", "dashboard", "kueue_baseline",
+)
 
 
 def main(argv: list[str] | None = None) -> int:
