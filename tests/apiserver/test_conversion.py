@@ -158,6 +158,30 @@ def test_watch_events_are_converted(http: httpx.Client, webhook: ConversionWebho
     assert event["object"]["apiVersion"] == f"{GROUP}/v1" and event["object"]["spec"] == {"size": 4}
 
 
+def test_a_failing_conversion_ends_a_watch_with_an_error_event(
+    http: httpx.Client, webhook: ConversionWebhook
+) -> None:
+    rv = ok(http.get(V2))["metadata"]["resourceVersion"]
+    webhook.mode = "failed"
+    body = {
+        "apiVersion": f"{GROUP}/v2",
+        "kind": "Widget",
+        "metadata": {"name": "w-watch-fail"},
+        "spec": {"dimension": 1},
+    }
+    ok(http.post(V2, json=body))
+    params = {
+        "watch": "true",
+        "resourceVersion": rv,
+        "timeoutSeconds": "5",
+        "fieldSelector": "metadata.name=w-watch-fail",
+    }
+    with http.stream("GET", V1, params=params) as resp:
+        events = list(watch_lines(resp))
+    assert [e["type"] for e in events] == ["ERROR"]
+    assert events[0]["object"]["code"] == 500 and "size must be even" in events[0]["object"]["message"]
+
+
 # (webhook mode, what the Status message says) - webhook_converter.go's response checks
 FAILURES = [
     ("failed", "size must be even"),

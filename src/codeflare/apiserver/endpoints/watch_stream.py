@@ -9,7 +9,8 @@ with an annotated BOOKMARK when bookmarks are allowed), then writes each matchin
 to resume from is answered in-stream with a 410 ERROR event, and a watch-list
 (``sendInitialEvents``) at a version the store does not reach within 3 seconds with a 504
 "Too large resource version" ERROR event; a plain watch from a version not reached yet waits
-for the changes after it. Which changes match is the hub's business.
+for the changes after it. An event that cannot be shown (its CRD conversion failed) ends the
+stream with that error as an ERROR event. Which changes match is the hub's business.
 """
 
 from __future__ import annotations
@@ -118,6 +119,10 @@ async def serve_watch(
             resp, watcher, encoder, limit, bookmark_interval if opts.allow_watch_bookmarks else None
         )
         with contextlib.suppress(ConnectionResetError, RuntimeError):
+            await resp.write_eof()
+    except errors.ApiError as err:  # an event that could not be shown (its conversion failed)
+        with contextlib.suppress(ConnectionResetError, RuntimeError):
+            await resp.write((dumps({"type": "ERROR", "object": err.status()}) + "\n").encode())
             await resp.write_eof()
     except (ConnectionResetError, asyncio.CancelledError, RuntimeError):
         pass
