@@ -377,15 +377,15 @@ def test_official_client_reads_both_versions(
                 "spec": {"dimension": 9},
             },
         )
-        assert custom.get_namespaced_custom_object(GROUP, "v1", NS, "widgets", "w-client")["spec"] == {
-            "size": 9
-        }
-        listed = custom.list_namespaced_custom_object(GROUP, "v1", NS, "widgets")["items"]
+        seen: Any = custom.get_namespaced_custom_object(GROUP, "v1", NS, "widgets", "w-client")
+        assert seen["spec"] == {"size": 9}
+        listing: Any = custom.list_namespaced_custom_object(GROUP, "v1", NS, "widgets")
+        listed = listing["items"]
         assert {"size": 9} in [o["spec"] for o in listed]
         webhook.mode = "failed"
         with pytest.raises(ApiException) as err:
             custom.get_namespaced_custom_object(GROUP, "v1", NS, "widgets", "w-client")
-        assert err.value.status == 500 and "size must be even" in json.loads(err.value.body)["message"]
+        assert err.value.status == 500 and "size must be even" in json.loads(str(err.value.body))["message"]
     finally:
         api.close()
 
