@@ -11,6 +11,7 @@ read the job, whatever its state.
 from __future__ import annotations
 
 import argparse
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -58,7 +59,8 @@ def register(subparsers: Any, name: str) -> None:
     add_size_options(submit, workers_in=target)
     submit.add_argument("--working-dir", type=Path,
                         help="directory shipped with the job (Ray runtime_env working_dir)")
-    add_wait_options(submit, "the job ends; exit 0 only if it succeeded", 900)
+    add_wait_options(submit, "the job ends, showing its output live; exit 0 only if it succeeded", 900)
+    submit.add_argument("--quiet", action="store_true", help="with --wait: do not show the job's output")
     submit.set_defaults(func=guarded(_submit))
 
     for action, text, func in (
@@ -70,6 +72,9 @@ def register(subparsers: Any, name: str) -> None:
         p = sub.add_parser(action, parents=[parent], help=text, description=text)
         p.add_argument("name", metavar="NAME")
         p.set_defaults(func=guarded(func))
+        if action == "logs":
+            p.add_argument("-f", "--follow", action="store_true",
+                           help="stream the output while the job runs, until it ends")
 
     listing = sub.add_parser("list", parents=[parent], help="list the RayJobs of a namespace")
     listing.set_defaults(func=guarded(_list))
@@ -108,7 +113,11 @@ def _submit(args: argparse.Namespace) -> int:
             data = _summary(job)
             emit(args, data, lambda: say(args, _one_line(data)))
             return EXIT_OK
-        final = job.wait(timeout=args.timeout, progress=args.output == "table")
+        started = time.monotonic()
+        if args.output == "table" and not args.quiet:
+            _print_live(job, args.timeout)
+        remaining = max(args.timeout - (time.monotonic() - started), 1.0)
+        final = job.wait(timeout=remaining, progress=args.output == "table")
         data = _summary(job)
         emit(args, data, lambda: say(args, _one_line(data)))
         if not final.succeeded:
@@ -148,9 +157,20 @@ def _status(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _print_live(job: RayJob, timeout: float | None) -> None:
+    """Print the job's output as it arrives (stdout, flushed per chunk) until the job ends."""
+    for chunk in job.logs(follow=True, timeout=timeout):
+        print(chunk, end="", flush=True)
+
+
 def _logs(args: argparse.Namespace) -> int:
     with connect(args) as client:
-        text = handle(client, args.name, namespace_of(args, client)).logs()
+        job = handle(client, args.name, namespace_of(args, client))
+        if args.follow and args.output == "table":
+            job.status()  # a missing job is reported (exit 1) before following anything
+            _print_live(job, None)
+            return EXIT_OK
+        text = "".join(job.logs(follow=True)) if args.follow else job.logs()
     ending = "" if text.endswith("\n") else "\n"
     emit(args, {"name": args.name, "logs": text}, lambda: print(text, end=ending))
     return EXIT_OK
