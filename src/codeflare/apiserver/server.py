@@ -23,6 +23,7 @@ from aiohttp import web
 
 from codeflare.apiserver import errors, kubeconfig
 from codeflare.apiserver.context import RequestContext
+from codeflare.apiserver.endpoints.aggregation import AUTH_CONFIGMAP, Aggregator, authentication_configmap
 from codeflare.apiserver.endpoints.handlers import ApiHandlers, Authorizer
 from codeflare.apiserver.endpoints.openapi_docs import OpenAPIDocuments
 from codeflare.apiserver.registry.gc import GarbageCollector
@@ -106,6 +107,7 @@ class ApiServer:
         self.admission = Admission(self.store, self.registry, self.authorization)
         virtual = Reviews(self.authorization, self.authn.authenticate).handlers()
         virtual[("core/serviceaccounts", "token")] = self.sa_tokens.token_request
+        self.aggregator = Aggregator(self.store, self.state_dir)
         self.handlers = ApiHandlers(
             self.api,
             self.hub,
@@ -116,6 +118,7 @@ class ApiServer:
             openapi=OpenAPIDocuments(self.registry),
             admission=self.admission,
             virtual=virtual,
+            aggregator=self.aggregator,
         )
         self._runner: web.AppRunner | None = None
         self._tasks: list[asyncio.Task[Any]] = []
@@ -157,6 +160,19 @@ class ApiServer:
                 except errors.ApiError as exc:
                     log.warning("default RBAC %s %s not written: %s", plural, name, exc.message)
 
+    def _publish_front_proxy_ca(self, client_ca: bytes) -> None:
+        """kube-system/extension-apiserver-authentication: how aggregated servers trust the proxy."""
+        rt = self.registry.get("", "v1", "configmaps")
+        assert rt is not None
+        wanted = authentication_configmap(client_ca, self.aggregator.ca_crt.read_bytes())
+        ctx = RequestContext(field_manager="codeflare-apiserver")
+        current = self.store.get(rt.key, *AUTH_CONFIGMAP)
+        if current is None:
+            self.api.create(rt, AUTH_CONFIGMAP[0], wanted, ctx)
+        elif current.get("data") != wanted["data"]:
+            body = {**current, "data": wanted["data"]}
+            self.api.update(rt, AUTH_CONFIGMAP[0], AUTH_CONFIGMAP[1], body, ctx)
+
     @property
     def url(self) -> str:
         scheme = "https" if self.tls else "http"
@@ -195,6 +211,7 @@ class ApiServer:
         self._tasks.append(asyncio.create_task(self.gc.run(), name="garbage-collector"))
         self._tasks.append(asyncio.create_task(self.migration.run(), name="storage-migration"))
         ca_pem = self.ca_path.read_bytes() if self.ca_path else None
+        self._publish_front_proxy_ca(ca_pem or b"")
         kubeconfig.write(self.kubeconfig_path, kubeconfig.render(self.url, self.admin_token, ca_pem))
         log.info("serving %s (state in %s)", self.url, self.state_dir)
 
@@ -209,6 +226,7 @@ class ApiServer:
             await self._runner.cleanup()
             self._runner = None
         await self.admission.close()
+        await self.aggregator.close()
         self.sa_tokens.close()
         self.store.close()
 

@@ -51,13 +51,24 @@ def _group(name: str, versions: list[str]) -> dict[str, Any]:
     return {"name": name, "versions": entries, "preferredVersion": entries[0]}
 
 
-def group_list(registry: ResourceRegistry) -> dict[str, Any]:
-    groups = [_group(name, versions) for name, versions in sorted(registry.group_versions().items()) if name]
+def _versions(registry: ResourceRegistry, aggregated: dict[str, list[str]] | None) -> dict[str, list[str]]:
+    """Served group versions, with those of aggregated APIServices (after the local ones)."""
+    out = registry.group_versions()
+    for name, versions in (aggregated or {}).items():
+        out[name] = [*out.get(name, []), *(v for v in versions if v not in out.get(name, []))]
+    return out
+
+
+def group_list(registry: ResourceRegistry, aggregated: dict[str, list[str]] | None = None) -> dict[str, Any]:
+    served = _versions(registry, aggregated)
+    groups = [_group(name, versions) for name, versions in sorted(served.items()) if name]
     return {"kind": "APIGroupList", "apiVersion": "v1", "groups": groups}
 
 
-def group(registry: ResourceRegistry, name: str) -> dict[str, Any] | None:
-    versions = registry.group_versions().get(name)
+def group(
+    registry: ResourceRegistry, name: str, aggregated: dict[str, list[str]] | None = None
+) -> dict[str, Any] | None:
+    versions = _versions(registry, aggregated).get(name)
     if not versions or not name:
         return None
     return {"kind": "APIGroup", "apiVersion": "v1", **_group(name, versions)}

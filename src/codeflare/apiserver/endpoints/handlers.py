@@ -23,6 +23,7 @@ from codeflare.apiserver import errors
 from codeflare.apiserver.context import RequestContext, UserInfo
 from codeflare.apiserver.endpoints import discovery, health, protowire
 from codeflare.apiserver.endpoints.admitted import AdmittedWrites
+from codeflare.apiserver.endpoints.aggregation import Aggregator
 from codeflare.apiserver.endpoints.list_options import list_options
 from codeflare.apiserver.endpoints.request import (
     JSON,
@@ -94,6 +95,7 @@ class ApiHandlers:
         openapi: Any = None,
         admission: Admission | None = None,
         virtual: dict[tuple[str, str], VirtualCreate] | None = None,
+        aggregator: Aggregator | None = None,
     ) -> None:
         self.api = api
         self.admission = admission
@@ -106,6 +108,7 @@ class ApiHandlers:
         self.bookmark_interval = bookmark_interval
         self.openapi = openapi
         self.ready = True
+        self.aggregator = aggregator
 
     def app(self) -> web.Application:
         app = web.Application(client_max_size=MAX_BODY, middlewares=[self._guard])
@@ -198,12 +201,13 @@ class ApiHandlers:
         registry = self.api.registry
         if segments == ["api"]:
             return discovery.core_versions(self.server_address)
+        aggregated = self.aggregator.groups() if self.aggregator is not None else None
         if segments == ["apis"]:
-            return discovery.group_list(registry)
+            return discovery.group_list(registry, aggregated)
         if len(segments) == 2 and segments[0] == "api":
             return discovery.resource_list(registry, "", segments[1])
         if len(segments) == 2:
-            return discovery.group(registry, segments[1])
+            return discovery.group(registry, segments[1], aggregated)
         if len(segments) == 3 and segments[0] == "apis":
             return discovery.resource_list(registry, segments[1], segments[2])
         return None
@@ -212,6 +216,10 @@ class ApiHandlers:
         self, request: web.Request, user: UserInfo, segments: list[str]
     ) -> web.StreamResponse:
         head = 2 if segments[0] == "api" else 3
+        if head == 3 and len(segments) >= 3 and self.aggregator is not None:
+            svc = self.aggregator.find(segments[1], segments[2])
+            if svc is not None:
+                return await self._aggregated(request, user, segments, svc)
         if len(segments) <= head:
             if request.method not in ("GET", "HEAD"):
                 raise errors.method_not_allowed()
@@ -246,6 +254,29 @@ class ApiHandlers:
         )
         await self._authorize(user, attrs)
         return await self._serve(request, rt, attrs, request_context(request, user))
+
+    async def _aggregated(
+        self, request: web.Request, user: UserInfo, segments: list[str], svc: dict[str, Any]
+    ) -> web.StreamResponse:
+        """Authorize here, as kube-apiserver does before its aggregator, then proxy to the service."""
+        assert self.aggregator is not None
+        if len(segments) == 3:
+            await self._authorize(user, RequestAttributes("get", request.path, False))
+        else:
+            where = parse_resource_path(segments)
+            attrs = RequestAttributes(
+                verb_of(request, where.name, where.watch),
+                request.path,
+                True,
+                where.group,
+                where.version,
+                where.plural,
+                where.subresource,
+                where.namespace,
+                where.name,
+            )
+            await self._authorize(user, attrs)
+        return await self.aggregator.proxy(request, user, svc)
 
     # -- verbs ----------------------------------------------------------------------------------
     async def _serve(

@@ -369,6 +369,7 @@ def builtin_resources() -> list[ResourceType]:
             name_rule="path",
             columns=(col("Role", "string", ".roleRef.name"),),
         ),
+        _builtin("apiregistration.k8s.io", "v1", "apiservices", "APIService", False, status=True),
         _builtin(
             "coordination.k8s.io",
             "v1",

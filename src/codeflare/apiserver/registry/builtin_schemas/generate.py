@@ -48,6 +48,7 @@ KINDS = (
     ("admissionregistration.k8s.io", "v1", "MutatingWebhookConfiguration"),
     ("admissionregistration.k8s.io", "v1", "ValidatingWebhookConfiguration"),
     ("apiextensions.k8s.io", "v1", "CustomResourceDefinition"),
+    ("apiregistration.k8s.io", "v1", "APIService"),
     ("events.k8s.io", "v1", "Event"),
     # the create-only reviews (validated by codeflare.apiserver.security.reviews; published here)
     ("authorization.k8s.io", "v1", "SubjectAccessReview"),
