@@ -19,7 +19,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 BENCHMARKS = (
-    "apiserver", "conversion", "scheduling", "operator", "local", "sdk", "dashboard", "kueue_baseline",
+    "apiserver", "conversion", "cel", "scheduling", "operator", "local", "sdk", "dashboard", "kueue_baseline",
 )
 
 
