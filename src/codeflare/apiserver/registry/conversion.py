@@ -158,7 +158,6 @@ class Converter:
     def __init__(self, store: ObjectStore) -> None:
         self.store = store  # Services and Endpoints resolve ``clientConfig.service``
         self._ssl: dict[str, ssl.SSLContext] = {}
-        self.reviews = 0  # ConversionReviews sent (tests and benchmarks read it)
 
     def convert(
         self, hook: ConversionWebhook | None, kind: str, objs: list[dict[str, Any]], api_version: str
@@ -231,7 +230,6 @@ class Converter:
             raise ConversionFailed(f'Post "{url}": {exc}') from exc
         finally:
             conn.close()
-        self.reviews += 1
         if resp.status != 200:
             raise ConversionFailed(f"the server responded with status {resp.status}: {raw[:200]!r}")
         try:

@@ -31,7 +31,6 @@ class StorageMigration:
 
     def __init__(self, api: ObjectAPI) -> None:
         self.api = api
-        self.migrated = 0  # objects rewritten so far
 
     def migrate_once(self) -> list[str]:
         """One pass over every CRD; the names of those that could not be migrated yet."""
@@ -63,7 +62,6 @@ class StorageMigration:
                 ):
                     continue  # rewritten by a client meanwhile, through the object API: already stored right
                 store.put(key, after, before)
-                self.migrated += 1
             log.info("migrated %d %s to %s", len(old), rt.qualified, target)
         status = crd.get("status") or {}
         if list(status.get("storedVersions") or []) != [rt.storage_version]:
