@@ -8,7 +8,10 @@ over the result of another one is chained, not nested: it iterates a list no lon
 first) and the "undeclared reference" check (which names a comprehension binds, where a name
 first occurs). :func:`scan` tokenizes (string
 and bytes literals, raw strings, comments, numbers, identifiers, operators) and computes that
-:class:`Shape`. It never evaluates, and it does not validate syntax: the library does that.
+:class:`Shape`. :func:`reads` says which parts of ``self`` and ``oldSelf`` an expression can
+read, so the evaluator binds only those (conservatively: anything but a field selection, a
+``has()`` test or a ``size()`` call reads the whole value it reaches). It never evaluates, and it
+does not validate syntax: the library does that.
 """
 
 from __future__ import annotations
@@ -46,6 +49,15 @@ class Shape:
     depth: int  # nesting of comprehensions and ``in`` scans (0: straight-line)
     bound: frozenset[str]  # names bound by comprehensions
     first_use: dict[str, int]  # identifier (not after '.') -> offset of its first occurrence
+
+
+# What an expression reads of a value: all of it, only its size (``size(self.x)``), only whether
+# it is there (``has(self.x)``), or some of its fields (a dict: field name -> what is read of it).
+FULL = "full"
+SIZE = "size"
+PRESENT = "present"
+Read = str | dict[str, "Read"]
+VARIABLES = ("self", "oldSelf")
 
 
 @lru_cache(maxsize=1)
@@ -157,3 +169,50 @@ def _depth(
             deepest = max(deepest, body, _depth(recv, dot, calls, scans, memo))
     memo[key] = deepest
     return deepest
+
+
+@lru_cache(maxsize=4096)
+def reads(source: str) -> dict[str, Read]:
+    """Variable (``self``, ``oldSelf``) -> what ``source`` can read of it; absent: not read."""
+    tokens = tokenize(source)
+    out: dict[str, Read] = {}
+    for i, tok in enumerate(tokens):
+        if tok.kind != "ident" or tok.text not in VARIABLES or (i > 0 and tokens[i - 1].text == "."):
+            continue
+        chain, end = [], i + 1
+        while (
+            end + 1 < len(tokens)
+            and tokens[end].text == "."
+            and tokens[end + 1].kind == "ident"
+            and not (end + 2 < len(tokens) and tokens[end + 2].text == "(")
+        ):
+            chain.append(tokens[end + 1].text)
+            end += 2
+        leaf = _use(tokens, i, end) if chain else FULL
+        read: Read = leaf
+        for name in reversed(chain):
+            read = {name: read}
+        out[tok.text] = merge(out[tok.text], read) if tok.text in out else read
+    return out
+
+
+def _use(tokens: list[Token], start: int, end: int) -> Read:
+    """How the selection chain in tokens [start, end) is used: tested, sized, or read whole."""
+    closed = end < len(tokens) and tokens[end].text == ")"
+    called = tokens[start - 1].text == "(" and start >= 2 and tokens[start - 2].kind == "ident"
+    if not (closed and called and (start < 3 or tokens[start - 3].text != ".")):
+        return FULL
+    return {"has": PRESENT, "size": SIZE}.get(tokens[start - 2].text, FULL)
+
+
+def merge(a: Read, b: Read) -> Read:
+    """What two reads of one value read together."""
+    if a == FULL or b == FULL:
+        return FULL
+    if a == PRESENT:
+        return b
+    if b == PRESENT:
+        return a
+    if isinstance(a, dict) and isinstance(b, dict):
+        return {k: merge(a[k], b[k]) if k in a and k in b else a.get(k, b.get(k, FULL)) for k in a | b}
+    return a if a == b else FULL  # its size and some of its fields: a map's size needs every key

@@ -8,7 +8,8 @@ builds the same view as plain Python values the CEL library converts: ``integer`
 their escaped CEL names (``dash-dash`` -> ``dash__dash__dash``, ``namespace`` ->
 ``__namespace__``); a property that is null is absent, as in Kubernetes. Unknown (preserved)
 fields stay in the value so equality sees them, as Kubernetes' equality does. It also measures
-a value for the cost guard (:func:`measure`). It does not evaluate anything.
+a value for the cost guard (:func:`measure`) and cuts it to the part a rule can read
+(:func:`project`). It does not evaluate anything.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ import datetime
 import re
 from typing import Any
 
+from codeflare.k8s.schema.celscan import FULL, PRESENT, SIZE, Read
 from codeflare.k8s.timestamps import parse_rfc3339
 
 # CEL's reserved words (cel-spec langdef "Syntax"), escaped to __word__ when used as property names.
@@ -130,6 +132,35 @@ def parse_duration(text: str) -> datetime.timedelta:
     if match and match.group(2) in _LONG_UNITS:
         return datetime.timedelta(microseconds=int(match.group(1)) * _LONG_UNITS[match.group(2)])
     raise ValueError(f"invalid duration {text!r}")
+
+
+def project(value: Any, read: Read) -> Any:
+    """The part of ``value`` (decoded JSON) that a rule reading ``read`` of it can see.
+
+    What is left out is never reached by the rule, so binding the rest gives the same result:
+    fields no rule selects are dropped, a value only sized keeps its length (its elements or
+    values become 0), a value only tested by ``has()`` becomes empty. Field names match a key
+    by its escaped CEL name or as written (map keys are selected unescaped).
+    """
+    if read == FULL or value is None:
+        return value
+    if read == PRESENT:
+        return {} if isinstance(value, dict) else [] if isinstance(value, list) else value
+    if read == SIZE:
+        if isinstance(value, dict):
+            return {k: None if v is None else 0 for k, v in value.items()}
+        return [0] * len(value) if isinstance(value, list) else value
+    if not isinstance(value, dict) or not isinstance(read, dict):
+        return value  # a selection on a non-object fails the same way on the whole value
+    out: dict[str, Any] = {}
+    for name, wanted in read.items():
+        if name in value:
+            out[name] = project(value[name], wanted)
+        elif "__" in name:  # an escaped name (``a__dash__b``): find the key it stands for
+            for key, sub in value.items():
+                if escape(key) == name:
+                    out[key] = project(sub, wanted)
+    return out
 
 
 def measure(value: Any) -> tuple[int, int, int]:

@@ -11,8 +11,16 @@ reports ``<path>: Invalid value: "<type>": <message>`` with ``messageExpression`
 ``failed rule: <rule>``; ``reason`` picks Forbidden, Required or Duplicate instead, and
 ``fieldPath`` moves the error. A rule that fails at runtime is reported naming the rule.
 
+Binding is the expensive part (the library converts a context's values when it is built), so
+each node binds once per write, for all its rules, and only what they can read of its value
+(:func:`~codeflare.k8s.schema.celscan.reads`): a Workload's root rules see a few fields and
+the pod-set count, not the pod templates. Like Kubernetes (``validateExpressions``), every rule
+still runs on every write: ratcheting (KEP-4008, GA in 1.33) only turns a false result of a
+rule that does not use ``oldSelf`` on an unchanged value into a warning, and that is not done
+here (see below).
+
 No rule can stall the server. The library has no cost tracking and cannot be interrupted, so each
-evaluation is priced before it runs, from the actual data: ``tokens x (widest list or map + 1) ^
+evaluation is priced before it runs, from the actual data it is handed: ``tokens x (widest list or map + 1) ^
 comprehension depth + 25 x the value's size`` (JSON nodes, plus string bytes / 16), and binding
 a value costs 150 a node. A rule priced over 1,000,000 units, or an object whose rules together
 exceed 10,000,000 (Kubernetes' per-call and per-object limits; a unit is about one interpreter
@@ -41,7 +49,8 @@ from codeflare.k8s.schema.celenv import (
     library,
     runtime_error,
 )
-from codeflare.k8s.schema.celvalues import measure, to_cel
+from codeflare.k8s.schema.celscan import FULL, Read, merge, reads
+from codeflare.k8s.schema.celvalues import measure, project, to_cel
 from codeflare.k8s.schema.checks import hashable
 from codeflare.k8s.schema.field import ErrorType, FieldError
 from codeflare.k8s.schema.rulecheck import RULES_KEY, parse_field_path
@@ -91,6 +100,7 @@ class RuleNode:
     additional: RuleNode | None = None
     items: RuleNode | None = None
     all_of: list[RuleNode] = field(default_factory=list)
+    reads: dict[str, Read] = field(default_factory=dict)  # what its rules read of self, oldSelf
 
     @property
     def type_name(self) -> str:
@@ -121,6 +131,7 @@ def compile_tree(schema: Any, resource_root: bool = True, types: Any = None) -> 
     raw = schema.get(RULES_KEY)
     if isinstance(raw, list):
         node.rules = [_compile_rule(r, typed) for r in raw if isinstance(r, dict)]
+        node.reads = _reads(node.rules)
     props, typed_props = _dict(schema, "properties"), _dict(typed, "properties")
     for name, sub in props.items():
         sub_types = typed_props.get(name, sub)
@@ -139,6 +150,16 @@ def compile_tree(schema: Any, resource_root: bool = True, types: Any = None) -> 
     if node.rules or node.properties or node.additional or node.items or node.all_of:
         return node
     return None
+
+
+def _reads(rules: list[Rule]) -> dict[str, Read]:
+    """What the node's rules and message expressions read of ``self`` and ``oldSelf``, together."""
+    out: dict[str, Read] = {}
+    for rule in rules:
+        for expression in (rule.expression, rule.message_expression):
+            for name, read in reads(expression.source).items() if expression is not None else ():
+                out[name] = merge(out[name], read) if name in out else read
+    return out
 
 
 def _dict(schema: dict[str, Any], key: str) -> dict[str, Any]:
@@ -199,6 +220,7 @@ class _OutOfBudget(Exception):
 @dataclass
 class _Budget:
     remaining: int = PER_OBJECT_BUDGET
+    whole: bool = False  # bind whole values, not the parts the rules read
 
     def charge(self, cost: int, path: str, node: RuleNode, errs: list[FieldError], what: str) -> None:
         if cost > self.remaining:
@@ -208,11 +230,16 @@ class _Budget:
         self.remaining -= cost
 
 
-def evaluate(tree: RuleNode, obj: Any, old: Any = None) -> list[FieldError]:
-    """Every rule of ``tree`` that ``obj`` (updating ``old``, if given) breaks."""
+def evaluate(tree: RuleNode, obj: Any, old: Any = None, whole: bool = False) -> list[FieldError]:
+    """Every rule of ``tree`` that ``obj`` (updating ``old``, if given) breaks.
+
+    Each node binds only what its rules can read of its value (:func:`~codeflare.k8s.schema.
+    celvalues.project`); ``whole`` binds the whole values instead (the reference the tests
+    compare the cut with).
+    """
     errs: list[FieldError] = []
     with contextlib.suppress(_OutOfBudget):
-        _walk(tree, "", obj, old, _Budget(), errs)
+        _walk(tree, "", obj, old, _Budget(whole=whole), errs)
     return errs
 
 
@@ -263,6 +290,9 @@ def _run_rules(
             runnable.append(rule)
     if not runnable:
         return  # e.g. only transition rules, on create: nothing is bound, nothing is charged
+    if not budget.whole:
+        value = project(value, node.reads.get("self", FULL))
+        old = project(old, node.reads.get("oldSelf", FULL)) if has_old else old
     size, widest, deepest = measure(value)
     if has_old:
         old_size, old_widest, old_deepest = measure(old)

@@ -292,7 +292,7 @@ def test_an_object_whose_rules_together_exceed_the_budget_is_refused() -> None:
 def test_a_value_nested_too_deeply_for_the_library_is_not_handed_to_it() -> None:
     schema = spec_schema(
         {"free": {"type": "object", "x-kubernetes-preserve-unknown-fields": True}},
-        [{"rule": "has(self.free)"}],
+        [{"rule": "self.free == self.free"}],
     )
     deep: Any = {}
     for _ in range(1500):
@@ -301,6 +301,14 @@ def test_a_value_nested_too_deeply_for_the_library_is_not_handed_to_it() -> None
         'spec: Invalid value: "object": value nested deeper than 1000 levels: rules not evaluated'
     ]
     assert validate(cr(free={"d": {}}), schema) == []
+    # A rule that only tests presence is not handed the deep value at all, so it runs.
+    presence = spec_schema(
+        {"free": {"type": "object", "x-kubernetes-preserve-unknown-fields": True}},
+        [{"rule": "!has(self.free)"}],
+    )
+    assert messages(validate(cr(free=deep), presence)) == [
+        'spec: Invalid value: "object": failed rule: !has(self.free)'
+    ]
 
 
 def test_rules_compile_once_per_schema() -> None:
