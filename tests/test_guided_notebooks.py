@@ -29,6 +29,9 @@ EXPECTED = {
     "2_interactive.ipynb": ["squares: 285", "interactivetest down"],
     "4_rayjob_existing_cluster.ipynb": ["nodes 2", "final: Complete SUCCEEDED", "cluster still there:"],
     "5_rayjob_own_cluster.ipynb": ["final: Complete SUCCEEDED", "cluster gone: True", "kept logs: True"],
+    "6_single_entrypoint.ipynb": ["before: []", "details: entrypoint-demo", "job: Complete SUCCEEDED True",
+                                  "same cluster: CodeFlareClusterStatus.READY", "entrypoint-demo down"],
+    "7_checkpointing.ipynb": ["saved step 2", "resumed: SUCCEEDED True True", "ckpt down"],
 }
 
 
