@@ -4,7 +4,8 @@ It wires four parts over the operator's shared informers and runs their loops: t
 :class:`~codeflare.operator.queueing.feeder.EngineFeeder` keeps the
 :class:`~codeflare.scheduling.AdmissionEngine` equal to the caches; each scheduling cycle's
 decisions are written by the :class:`~codeflare.operator.queueing.decisions.DecisionWriter`
-(Workload admission and conditions, evictions, the pending reason verbatim); the
+(Workload admission and conditions, evictions; the pending reasons by its low-priority
+:class:`~codeflare.operator.queueing.reasons.PendingReasonWriter`); the
 :class:`~codeflare.operator.queueing.jobsync.JobSync` keeps every queued job in line with its
 Workload (creates it, suspends and unsuspends the job, marks it finished); the
 :class:`~codeflare.operator.queueing.reporter.QueueStatusReporter` writes queue status counters.
@@ -68,7 +69,7 @@ class QueueingController:
         self.jobs.mark(ref)
 
     def background(self) -> list[Awaitable[Any]]:
-        loops: list[Awaitable[Any]] = [self._schedule_loop(), self._job_loop()]
+        loops: list[Awaitable[Any]] = [self._schedule_loop(), self._job_loop(), self._reason_loop()]
         if self.ctx.config.queueing.wait_for_pods_ready.enabled:
             loops.append(self._pods_ready_loop())
         return loops  # the informers themselves run in ctx.informers
@@ -120,6 +121,10 @@ class QueueingController:
     async def _job_loop(self) -> None:
         await self._synced()
         await self.jobs.run()
+
+    async def _reason_loop(self) -> None:
+        await self._synced()
+        await self.writer.reasons.run()
 
     async def _pods_ready_loop(self) -> None:
         """waitForPodsReady: an admitted workload whose pods are not all ready within the timeout

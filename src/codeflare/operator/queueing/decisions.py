@@ -2,8 +2,9 @@
 
 :meth:`DecisionWriter.apply` takes a :class:`~codeflare.scheduling.SchedulingResult` and writes
 it: ``status.admission`` with QuotaReserved/Admitted, evictions (preemption, stopped queue,
-deactivation, resize, pods-ready timeout) and the pending reason verbatim, each computed from the
-current object by a pure function of :mod:`status`, then Events and metrics. Admissions are held
+deactivation, resize, pods-ready timeout), each computed from the current object by a pure
+function of :mod:`status`, then Events and metrics; pending reasons are handed to the
+low-priority :class:`~codeflare.operator.queueing.reasons.PendingReasonWriter`. Admissions are held
 "in flight" in :class:`~codeflare.operator.queueing.feeder.QueueingState` from the decision until
 the write, so quota is never given away twice. What the *job* does about an admission (unsuspend,
 suspend) is :mod:`jobsync`'s business: the writer only tells it which job to look at.
@@ -13,7 +14,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import copy
 import logging
 from collections.abc import Awaitable, Callable
 from typing import Any
@@ -27,6 +27,7 @@ from codeflare.operator.context import OperatorContext
 from codeflare.operator.queueing import status
 from codeflare.operator.queueing.adapters import adapter_for
 from codeflare.operator.queueing.feeder import JobRef, QueueingState
+from codeflare.operator.queueing.reasons import PendingReasonWriter, PendingText, stable_identity
 from codeflare.scheduling import Admission, PendingInfo, SchedulingResult, encode_shortfalls
 
 log = logging.getLogger(__name__)
@@ -49,6 +50,7 @@ class DecisionWriter:
         self.ctx = ctx
         self.state = state
         self._mark_job = mark_job
+        self.reasons = PendingReasonWriter(state, self.write_status, self._explain, ctx.clock)
 
     async def write_status(self, key: str, change: Change) -> Obj | None:
         """Write ``change`` of a Workload's status (cached copy first, else a fresh read)."""
@@ -65,7 +67,7 @@ class DecisionWriter:
         try:
             if cached is not None:
                 # one request in the common case: write against the cached resourceVersion
-                edited = edit(copy.deepcopy(cached))
+                edited = edit(dict(cached))  # a shallow copy: ``change`` builds a new status
                 if edited is None:
                     return None
                 with contextlib.suppress(errors.Conflict):
@@ -90,16 +92,23 @@ class DecisionWriter:
                 await self.admit(key, admission, now, result.now)
             unwritten.pop(key, None)
 
+        state.admissions_idle.clear()  # the pending-reason writer waits for these
         try:
             outcomes = await asyncio.gather(
                 *(admit(k, a) for k, a in result.admissions.items()), return_exceptions=True
             )
+            failures = [o for o in outcomes if isinstance(o, BaseException)]
+            if failures:
+                raise failures[0]
+            await self._evict_all(result, now)
         finally:
+            state.admissions_idle.set()
             for key in unwritten:  # a write failed: forget the decision, requeue from the API's view
                 state.forget_admission(key)
-        failures = [o for o in outcomes if isinstance(o, BaseException)]
-        if failures:
-            raise failures[0]
+        await self._record_shortfalls(self._mark_reasons(result), limit)
+
+    async def _evict_all(self, result: SchedulingResult, now: str) -> None:
+        state = self.state
         for preempted in result.preemptions:
             self.ctx.metrics.preemptions.labels(reason=preempted.reason).inc()
             await self.evict(preempted.victim, status.PREEMPTED, preempted.message, now, preempted.reason)
@@ -109,31 +118,22 @@ class DecisionWriter:
         for key in sorted(state.to_drain):  # admitted in a LocalQueue stopped with HoldAndDrain
             state.to_drain.discard(key)
             await self.evict(key, *status.eviction_condition("LocalQueueStopped", ""), now)
-        await self._write_reasons(result, now, limit)
 
-    async def _write_reasons(self, result: SchedulingResult, now: str, limit: asyncio.Semaphore) -> None:
+    def _mark_reasons(self, result: SchedulingResult) -> dict[str, PendingInfo]:
+        """Hand the pending workloads to the reason writer; their infos (for the shortfalls)."""
         state = self.state
-        reasons = {key: self._explain(key, info) for key, info in result.pending.items()}
         infos = dict(result.pending)
-        for key in sorted((state.needs_reason | state.inadmissible) - state.inflight):
-            # pending workloads without a reason yet, or with an Inadmissible one whose queue may be
-            # back (the engine reports only what it examined)
-            info = state.engine.pending_reason(key)
-            if info is not None:
-                reasons.setdefault(key, self._explain(key, info))
-                infos.setdefault(key, info)
-        await self._record_shortfalls(infos, limit)
-        writes = []
-        for key, (reason, message) in reasons.items():
-            if key in state.inflight:
-                continue
-            cached = state.workload_obj(key)
-            if cached is None or status.pending_status(cached, message, now, reason) is None:
-                continue
-            writes.append(limited(limit, self.write_status(key, _pending_change(message, now, reason))))
-        for outcome in await asyncio.gather(*writes, return_exceptions=True):
-            if isinstance(outcome, BaseException):
-                raise outcome
+        # pending workloads without a reason yet, or with an Inadmissible one whose queue may be
+        # back (the engine reports only what it examined)
+        unexplained = (state.needs_reason | state.inadmissible) - state.inflight
+        self.reasons.mark(infos)
+        self.reasons.mark(unexplained)
+        if self.ctx.config.queueing.capacity_check:
+            for key in unexplained - infos.keys():
+                info = state.engine.pending_reason(key)
+                if info is not None:
+                    infos[key] = info
+        return infos
 
     async def _record_shortfalls(self, infos: dict[str, PendingInfo], limit: asyncio.Semaphore) -> None:
         """Keep annotation ``codeflare.dev/capacity-shortfalls`` (the engine's structured
@@ -154,16 +154,16 @@ class DecisionWriter:
             if isinstance(outcome, BaseException) and not isinstance(outcome, errors.NotFound):
                 raise outcome
 
-    def _explain(self, key: str, info: PendingInfo) -> tuple[str, str]:
+    def _explain(self, key: str, info: PendingInfo) -> PendingText:
         """Kueue's reason and message; when only node capacity is short, plus what scale-out says."""
         cached = self.state.workload_obj(key) or {}
         queue = (str((cached.get("metadata") or {}).get("namespace", "")),
                  str((cached.get("spec") or {}).get("queueName", "")))
         reason, message = status.pending_condition(info, cached, queue in self.state.stopped_local_queues)
         scale_out = find_condition(conditions_of(cached), "ScaleOut") if info.capacity_only else None
-        if scale_out and scale_out.get("message"):
-            return reason, f"{message}; {scale_out['message']}"
-        return reason, message
+        suffix = str(scale_out.get("message") or "") if scale_out else ""
+        text = f"{message}; {suffix}" if suffix else message
+        return PendingText(reason, text, stable_identity(reason, info, suffix))
 
     async def admit(self, key: str, admission: Admission, now: str, now_seconds: float) -> None:
         state = self.state
@@ -230,9 +230,3 @@ def _pods_ready_change(ready: bool, reason: str, message: str, now: str) -> Chan
 
     return change
 
-
-def _pending_change(message: str, now: str, reason: str) -> Change:
-    def change(current: Obj) -> Obj | None:
-        return status.pending_status(current, message, now, reason)
-
-    return change

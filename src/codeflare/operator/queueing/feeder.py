@@ -10,9 +10,10 @@ the caches, and the admissions decided but not yet written. Deciding and writing
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Hashable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -52,6 +53,14 @@ class QueueingState:
     # out of its queue manager; and the admitted workloads a HoldAndDrain queue must evict.
     stopped_local_queues: dict[tuple[str, str], str] = field(default_factory=dict)
     to_drain: set[str] = field(default_factory=set)
+    # the stable identity of the pending reason last written per workload (see reasons.py), and
+    # whether no admission write is under way (pending reasons wait for admissions)
+    reasons_written: dict[str, Hashable] = field(default_factory=dict)
+    changes: int = 0  # informer events handled so far: queue status is recomputed only after one
+    admissions_idle: asyncio.Event = field(default_factory=asyncio.Event)
+
+    def __post_init__(self) -> None:
+        self.admissions_idle.set()
 
     def workload_obj(self, key: str) -> Obj | None:
         namespace, _, name = key.partition("/")
@@ -114,6 +123,7 @@ class EngineFeeder:
         """``handler``, and the change recorded as work for the next cycle if it woke the scheduler."""
 
         def fed(event: str, obj: Obj, old: Obj | None) -> None:
+            self.state.changes += 1
             self._woken = False
             handler(event, obj, old)
             self._progress.seen(kind.kind, obj, CYCLE if self._woken else None)
@@ -133,6 +143,8 @@ class EngineFeeder:
         self._wake()
 
     def _on_cluster_queue(self, event: str, obj: Obj, old: Obj | None) -> None:
+        if status_only(event, obj, old):
+            return  # e.g. our own counters written: nothing the engine reads changed
         if event == "DELETED":
             self.engine.remove_cluster_queue(obj["metadata"]["name"])
         else:
@@ -144,6 +156,8 @@ class EngineFeeder:
         self._wake()
 
     def _on_local_queue(self, event: str, obj: Obj, old: Obj | None) -> None:
+        if status_only(event, obj, old):
+            return
         meta, state = obj["metadata"], self.state
         ref = (meta.get("namespace", ""), meta["name"])
         policy = "None" if event == "DELETED" else convert.local_queue_stop_policy(obj)
@@ -243,6 +257,7 @@ class EngineFeeder:
             self.engine.remove_workload(key)
             state.inflight.discard(key)
             state.to_drain.discard(key)
+            state.reasons_written.pop(key, None)
         else:
             workload = convert.workload(obj, state.priorities)
             if workload.admission is None and key in state.inflight:
@@ -254,6 +269,21 @@ class EngineFeeder:
             if self._drains(obj):
                 state.to_drain.add(key)
         self._wake()
+
+
+def status_only(event: str, obj: Obj, old: Obj | None) -> bool:
+    """A modification that left spec and deletion alone (same ``metadata.generation``, which the
+    server bumps on every spec change, and same ``deletionTimestamp``): what the engine reads of
+    a queue is unchanged, so re-placing its pending workloads would be wasted work."""
+    if event != "MODIFIED" or old is None:
+        return False
+    new_meta, old_meta = obj.get("metadata") or {}, old.get("metadata") or {}
+    generation = new_meta.get("generation")
+    return (
+        generation is not None
+        and generation == old_meta.get("generation")
+        and new_meta.get("deletionTimestamp") == old_meta.get("deletionTimestamp")
+    )
 
 
 def lacks_reason(workload: Obj) -> bool:

@@ -11,8 +11,9 @@ writes no Workload.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
-from collections.abc import Iterable, Mapping
+from collections.abc import Awaitable, Iterable, Mapping
 from dataclasses import dataclass, field
 
 from codeflare.k8s.conditions import conditions_of, is_condition_true
@@ -27,6 +28,7 @@ from codeflare.operator.queueing.feeder import QueueingState
 
 QueueRef = tuple[str, str]  # LocalQueue (namespace, name)
 FlavorResource = tuple[str, str]
+PATCH_CONCURRENCY = 16  # queue status patches in flight at once
 
 
 @dataclass
@@ -80,9 +82,21 @@ class QueueStatusReporter:
     def __init__(self, ctx: OperatorContext, state: QueueingState) -> None:
         self.ctx = ctx
         self.state = state
+        self._reported: tuple[int, dict[str, dict[FlavorResource, Quantity]]] | None = None  # last written
 
     async def write(self) -> None:
+        """Recompute and write queue status, unless no event and no admission changed anything
+        since the last complete write (usage is charged in the engine before its event arrives)."""
+        engine, cluster_queues = self.state.engine, self.state.informers[kinds.CLUSTER_QUEUE].cache
+        seen = (self.state.changes, {name: engine.usage(name) for _, name in cluster_queues})
+        if seen == self._reported:
+            return
+        await self._write()
+        self._reported = seen
+
+    async def _write(self) -> None:
         informers = self.state.informers
+        writes: list[Awaitable[None]] = []
         cluster_queue_of = {
             ref: str((lq.get("spec") or {}).get("clusterQueue", ""))
             for ref, lq in informers[kinds.LOCAL_QUEUE].cache.items()
@@ -104,12 +118,10 @@ class QueueStatusReporter:
                 now=now,
             )
             in_use = admitted > 0 or any(self.state.engine.usage(name).values())
-            await self._finalize(kinds.CLUSTER_QUEUE, cq, in_use)  # first: it writes against cq's version
-            if new is not None:
-                await self._patch_status(kinds.CLUSTER_QUEUE, name, None, new)
+            writes.append(self._cluster_queue_writes(cq, in_use, new))
         used = finalizers.flavors_in_use(list(informers[kinds.CLUSTER_QUEUE].cache.values()))
         for (_, name), flavor in list(informers[kinds.RESOURCE_FLAVOR].cache.items()):
-            await self._finalize(kinds.RESOURCE_FLAVOR, flavor, name in used)
+            writes.append(self._finalize(kinds.RESOURCE_FLAVOR, flavor, name in used))
         cq_active = {
             name: status.cluster_queue_active(cq, flavors)[0] == "True"
             for (_, name), cq in informers[kinds.CLUSTER_QUEUE].cache.items()
@@ -125,7 +137,22 @@ class QueueStatusReporter:
                 now=now,
             )
             if new is not None:
-                await self._patch_status(kinds.LOCAL_QUEUE, name, ns, new)
+                writes.append(self._patch_status(kinds.LOCAL_QUEUE, name, ns, new))
+        limit = asyncio.Semaphore(PATCH_CONCURRENCY)
+
+        async def limited(call: Awaitable[None]) -> None:
+            async with limit:
+                await call
+
+        outcomes = await asyncio.gather(*(limited(w) for w in writes), return_exceptions=True)
+        for outcome in outcomes:
+            if isinstance(outcome, BaseException):
+                raise outcome
+
+    async def _cluster_queue_writes(self, cq: Obj, in_use: bool, new: Obj | None) -> None:
+        await self._finalize(kinds.CLUSTER_QUEUE, cq, in_use)  # first: it writes against cq's version
+        if new is not None:
+            await self._patch_status(kinds.CLUSTER_QUEUE, cq["metadata"]["name"], None, new)
 
     async def _finalize(self, kind: Kind, obj: Obj, in_use: bool) -> None:
         new = finalizers.finalizers_change(obj, in_use)

@@ -2,12 +2,12 @@
 
 Each ``*_status`` function takes the current object and returns its new ``status`` (or None when
 nothing would change), so writes are skipped when they would be no-ops and every change is
-computed from a fresh read when a write must be retried after a conflict.
+computed from a fresh read when a write must be retried after a conflict. The new status is a
+shallow copy: nested values it does not change are shared with ``obj``, and none is modified.
 """
 
 from __future__ import annotations
 
-import copy
 import enum
 from collections.abc import Iterable
 
@@ -32,7 +32,7 @@ KUEUE_EVICTIONS = {
 
 def admitted_status(obj: Obj, admission: Admission, now: str) -> Obj | None:
     """Quota reserved and admitted in ``admission.cluster_queue``."""
-    status = copy.deepcopy(obj.get("status") or {})
+    status = dict(obj.get("status") or {})
     new_adm = admission_status(admission)
     if status.get("admission") == new_adm and is_condition_true(conditions_of(obj), "Admitted"):
         return None
@@ -57,7 +57,7 @@ def pending_status(obj: Obj, message: str, now: str, reason: str = PENDING) -> O
         and current.get("reason") == reason
     ):
         return None
-    status = copy.deepcopy(obj.get("status") or {})
+    status = dict(obj.get("status") or {})
     conds = conditions_of(obj)
     set_condition(conds, "QuotaReserved", "False", reason, message, now)
     status["conditions"] = conds
@@ -109,7 +109,7 @@ def evicted_status(
     """
     if not (obj.get("status") or {}).get("admission"):
         return None
-    status = copy.deepcopy(obj.get("status") or {})
+    status = dict(obj.get("status") or {})
     status.pop("admission", None)
     conds = conditions_of(obj)
     set_condition(conds, "Evicted", "True", reason, message, now)
@@ -130,7 +130,7 @@ def evicted_status(
 def finished_status(obj: Obj, message: str, now: str, succeeded: bool = True) -> Obj | None:
     if is_condition_true(conditions_of(obj), "Finished"):
         return None
-    status = copy.deepcopy(obj.get("status") or {})
+    status = dict(obj.get("status") or {})
     conds = conditions_of(obj)
     set_condition(conds, "Finished", "True", "Succeeded" if succeeded else "Failed", message, now)
     status["conditions"] = conds
@@ -176,7 +176,7 @@ def pods_ready_status(obj: Obj, ready: bool, reason: str, message: str, now: str
         and cond.get("reason") == reason
     ):
         return None
-    new = copy.deepcopy(obj.get("status") or {})
+    new = dict(obj.get("status") or {})
     conds = conditions_of(obj)
     set_condition(conds, "PodsReady", ready, reason, message, now)
     new["conditions"] = conds
