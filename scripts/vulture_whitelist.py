@@ -14,6 +14,7 @@ pydantic, by the tests it exists for); code that is truly unused is deleted inst
 from __future__ import annotations
 
 import re2
+from ray._private import ray_constants
 
 import codeflare
 from codeflare.apiserver.registry import managed_fields, patch
@@ -78,6 +79,9 @@ processes.node_processes  # agent/tests/test_processes.py
 
 # The ports a RayCluster exposes, unpacked together as KubeRay documents them.
 raycluster.GCS_PORT
+
+# Ray's own module flag, set by codeflare.local.agent.ray_launch and read inside Ray.
+ray_constants.ENABLE_RAY_CLUSTER
 
 # RE2's compile options, read by its C++ library (codeflare.k8s.schema.checks turns error logging off).
 re2.Options().log_errors

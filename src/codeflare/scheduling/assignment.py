@@ -49,10 +49,6 @@ class Assignment:
     mismatches: tuple[str, ...] = ()  # flavors skipped for taints or node affinity (Kueue's words)
     workload: str | None = None  # whose view of node capacity (reserved nodes) was used
 
-    @property
-    def needs_preemption(self) -> bool:
-        return NO_FIT < self.mode < FIT
-
     def admission(self, now: float) -> Admission:
         """The Admission to record when this assignment is admitted at ``now``."""
         return Admission(

@@ -138,11 +138,6 @@ class PendingInfo:
         """True when only node capacity (not quota) is short: what an autoscaler acts on."""
         return self.kind == "CapacityShortfall"
 
-    @property
-    def shortfall_records(self) -> list[dict[str, str]]:
-        """The shortfalls in machine-readable form (:meth:`Shortfall.record`), next to ``message``."""
-        return [s.record() for s in self.shortfalls]
-
 
 @dataclass(frozen=True)
 class Preempted:

@@ -22,7 +22,6 @@ import logging
 import sys
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Literal
 
 from codeflare.local.agent.ports import RayNodePorts
@@ -142,11 +141,6 @@ class RayStartCommand:
 
     argv: list[str]
     env: dict[str, str]
-
-
-def default_ray_executable() -> str:
-    """The ``ray`` script installed beside the running interpreter."""
-    return str(Path(sys.executable).parent / "ray")
 
 
 def ray_command(ray_executable: str | None = None) -> list[str]:
