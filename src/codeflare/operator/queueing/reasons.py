@@ -5,8 +5,9 @@ usage does; writing them inside the scheduling cycle made admissions wait behind
 bookkeeping writes. Here the cycle only marks workloads whose reason may have changed; a
 low-priority loop computes each one's reason from the engine *when it writes* (so the newest
 state wins and a workload admitted meanwhile is skipped), writes only when the reason or the
-stable part of its situation changed (not the usage figures in the message: Kueue also rewrites
-only a changed condition), at a bounded rate, and pauses while admissions are being written.
+stable part of its situation changed (Kueue writes only a changed condition; we do not count a
+change of the usage figures in the message as one), at a bounded rate, and pauses while
+admissions are being written.
 It decides nothing: the engine's reason and :mod:`status`'s wording are used verbatim.
 """
 
