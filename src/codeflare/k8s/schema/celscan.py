@@ -52,8 +52,10 @@ class Shape:
 
 
 # What an expression reads of a value: all of it, only its size (``size(self.x)``), only whether
-# it is there (``has(self.x)``), or some of its fields (a dict: field name -> what is read of it).
+# it is there (``has(self.x)``), or some of its fields (a dict: field name -> what is read of it),
+# or of each of its items (a dict with the one key EACH, which no field name can be).
 FULL = "full"
+EACH = "[*]"
 SIZE = "size"
 PRESENT = "present"
 Read = str | dict[str, "Read"]
@@ -175,31 +177,68 @@ def _depth(
 def reads(source: str) -> dict[str, Read]:
     """Variable (``self``, ``oldSelf``) -> what ``source`` can read of it; absent: not read."""
     tokens = tokenize(source)
+    pairs = _matching(tokens)
     out: dict[str, Read] = {}
-    for i, tok in enumerate(tokens):
-        if tok.kind != "ident" or tok.text not in VARIABLES or (i > 0 and tokens[i - 1].text == "."):
-            continue
-        chain, end = [], i + 1
-        while (
-            end + 1 < len(tokens)
-            and tokens[end].text == "."
-            and tokens[end + 1].kind == "ident"
-            and not (end + 2 < len(tokens) and tokens[end + 2].text == "(")
-        ):
-            chain.append(tokens[end + 1].text)
-            end += 2
-        leaf = _use(tokens, i, end) if chain else FULL
-        read: Read = leaf
-        for name in reversed(chain):
-            read = {name: read}
-        out[tok.text] = merge(out[tok.text], read) if tok.text in out else read
+    for name in VARIABLES:
+        read = _reads_of(tokens, pairs, name, 0, len(tokens))
+        if read is not None:
+            out[name] = read
     return out
+
+
+_QUANTIFIERS = frozenset(("all", "exists", "exists_one"))  # macros whose result is a bool
+
+
+def _reads_of(tokens: list[Token], pairs: dict[int, int], name: str, start: int, end: int) -> Read | None:
+    """What tokens [start, end) read of variable ``name``; None when they do not use it.
+
+    A comprehension variable of a quantifier (``self.l.all(x, x.a > 0)``) is followed into the
+    body: the list is read as ``{EACH: what the body reads of x}``. Occurrences of a rebound name
+    inside a nested comprehension count as reads too (more than needed, never less).
+    """
+    out: Read | None = None
+    for i in range(start, end):
+        tok = tokens[i]
+        if tok.kind != "ident" or tok.text != name or (i > 0 and tokens[i - 1].text == "."):
+            continue
+        chain, j = [], i + 1
+        while (
+            j + 1 < end
+            and tokens[j].text == "."
+            and tokens[j + 1].kind == "ident"
+            and not (j + 2 < end and tokens[j + 2].text == "(")
+        ):
+            chain.append(tokens[j + 1].text)
+            j += 2
+        read = _each(tokens, pairs, j, end)
+        if read is None:
+            read = _use(tokens, i, j) if chain else FULL
+        for field in reversed(chain):
+            read = {field: read}
+        out = read if out is None else merge(out, read)
+    return out
+
+
+def _each(tokens: list[Token], pairs: dict[int, int], j: int, end: int) -> Read | None:
+    """``.all(x, body)`` (or exists, exists_one) at token ``j``: ``{EACH: body's reads of x}``."""
+    if not (
+        j + 4 < end
+        and tokens[j].text == "."
+        and tokens[j + 1].text in _QUANTIFIERS
+        and tokens[j + 2].text == "("
+        and tokens[j + 3].kind == "ident"
+        and tokens[j + 4].text == ","
+        and pairs.get(j + 2, end) < end
+    ):
+        return None
+    body = _reads_of(tokens, pairs, tokens[j + 3].text, j + 5, pairs[j + 2])
+    return {EACH: PRESENT if body is None else body}
 
 
 def _use(tokens: list[Token], start: int, end: int) -> Read:
     """How the selection chain in tokens [start, end) is used: tested, sized, or read whole."""
     closed = end < len(tokens) and tokens[end].text == ")"
-    called = tokens[start - 1].text == "(" and start >= 2 and tokens[start - 2].kind == "ident"
+    called = start >= 2 and tokens[start - 1].text == "(" and tokens[start - 2].kind == "ident"
     if not (closed and called and (start < 3 or tokens[start - 3].text != ".")):
         return FULL
     return {"has": PRESENT, "size": SIZE}.get(tokens[start - 2].text, FULL)
@@ -214,5 +253,9 @@ def merge(a: Read, b: Read) -> Read:
     if b == PRESENT:
         return a
     if isinstance(a, dict) and isinstance(b, dict):
+        if (EACH in a) != (EACH in b):
+            return FULL  # its items and some of its fields
         return {k: merge(a[k], b[k]) if k in a and k in b else a.get(k, b.get(k, FULL)) for k in a | b}
+    if SIZE in (a, b) and EACH in (a if isinstance(a, dict) else b):
+        return a if isinstance(a, dict) else b  # cutting items keeps the list's length
     return a if a == b else FULL  # its size and some of its fields: a map's size needs every key

@@ -18,9 +18,10 @@ import base64
 import binascii
 import datetime
 import re
+from functools import lru_cache
 from typing import Any
 
-from codeflare.k8s.schema.celscan import FULL, PRESENT, SIZE, Read
+from codeflare.k8s.schema.celscan import EACH, FULL, PRESENT, SIZE, Read
 from codeflare.k8s.timestamps import parse_rfc3339
 
 # CEL's reserved words (cel-spec langdef "Syntax"), escaped to __word__ when used as property names.
@@ -36,6 +37,7 @@ _EXPAND = re.compile(r"__|[./-]")
 _EXPANSIONS = {"__": "__underscores__", ".": "__dot__", "-": "__dash__", "/": "__slash__"}
 
 
+@lru_cache(maxsize=4096)
 def escape(name: str) -> str | None:
     """The CEL identifier a property is selected by, or None when it cannot be one."""
     if name in RESERVED:
@@ -139,7 +141,8 @@ def project(value: Any, read: Read) -> Any:
 
     What is left out is never reached by the rule, so binding the rest gives the same result:
     fields no rule selects are dropped, a value only sized keeps its length (its elements or
-    values become 0), a value only tested by ``has()`` becomes empty. Field names match a key
+    values become 0), a value only tested by ``has()`` becomes empty, a list whose items a
+    quantifier reads keeps what it reads of each item. Field names match a key
     by its escaped CEL name or as written (map keys are selected unescaped).
     """
     if read == FULL or value is None:
@@ -150,7 +153,11 @@ def project(value: Any, read: Read) -> Any:
         if isinstance(value, dict):
             return {k: None if v is None else 0 for k, v in value.items()}
         return [0] * len(value) if isinstance(value, list) else value
-    if not isinstance(value, dict) or not isinstance(read, dict):
+    if not isinstance(read, dict):
+        return value
+    if EACH in read:  # the items of a list; a map's keys and values are kept as they are
+        return [project(item, read[EACH]) for item in value] if isinstance(value, list) else value
+    if not isinstance(value, dict):
         return value  # a selection on a non-object fails the same way on the whole value
     out: dict[str, Any] = {}
     for name, wanted in read.items():

@@ -22,7 +22,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from codeflare.k8s.schema import CompiledSchema
-from codeflare.k8s.schema.celscan import FULL, PRESENT, SIZE, merge, reads
+from codeflare.k8s.schema.celscan import EACH, FULL, PRESENT, SIZE, merge, reads
 from codeflare.k8s.schema.celvalues import project
 from codeflare.k8s.schema.rules import RuleNode, compile_tree, evaluate
 from codeflare.k8s.schema.tests.cel_cases import CASES, Case
@@ -44,8 +44,16 @@ READS = [
         "size(self.spec.podSets) == size(self.status.x)",
         {"self": {"spec": {"podSets": SIZE}, "status": {"x": SIZE}}},
     ),
-    ("has(self.s) && has(self.s.c) && self.s.c.exists(c, c.t == 'Q')", {"self": {"s": {"c": FULL}}}),
-    ("self.x.all(i, i > 0)", {"self": {"x": FULL}}),  # a macro reads the whole list
+    (
+        "has(self.s) && has(self.s.c) && self.s.c.exists(c, c.t == 'Q')",
+        {"self": {"s": {"c": {EACH: {"t": FULL}}}}},  # a quantifier reads what its body reads of c
+    ),
+    ("self.x.all(i, i > 0)", {"self": {"x": {EACH: FULL}}}),
+    ("self.l.map(x, x.a).all(y, y)", {"self": {"l": FULL}}),  # map and filter read the whole list
+    ("self.m.all(k, self.m[k] > 0)", {"self": {"m": FULL}}),
+    ("self.l.all(x, true) && size(self.l) > 1", {"self": {"l": {EACH: PRESENT}}}),
+    ("self.g.all(g, g.f.all(f, !has(f.b)))", {"self": {"g": {EACH: {"f": {EACH: {"b": PRESENT}}}}}}),
+    ("self.l.all(x, has(x.a)) && self.l.b == 1", {"self": {"l": FULL}}),  # items and fields
     ("self == oldSelf", {"self": FULL, "oldSelf": FULL}),
     ("self.a.size() > 0", {"self": {"a": FULL}}),  # only the function form counts as a size read
     ("x.size(self.a) > 0", {"self": {"a": FULL}}),
@@ -72,6 +80,9 @@ def test_reads_names_what_the_expression_can_reach(source: str, expected: dict[s
         (SIZE, {"x": FULL}, FULL),
         ({"x": PRESENT}, {"x": SIZE, "y": FULL}, {"x": SIZE, "y": FULL}),
         ({"x": FULL}, FULL, FULL),
+        ({EACH: {"a": FULL}}, SIZE, {EACH: {"a": FULL}}),  # cut items keep the length
+        ({EACH: {"a": FULL}}, {EACH: {"b": PRESENT}}, {EACH: {"a": FULL, "b": PRESENT}}),
+        ({EACH: FULL}, {"b": FULL}, FULL),
     ],
 )
 def test_two_reads_merge_to_what_both_need(a: Any, b: Any, merged: Any) -> None:
@@ -85,6 +96,11 @@ def test_project_keeps_only_what_is_read() -> None:
     assert project(value, read) == {"a": {"b": 1}, "d": [0, 0], "e": {}}
     assert project({"a-b": 1, "c": 2}, {"a__dash__b": FULL}) == {"a-b": 1}  # escaped CEL name
     assert project({"m": {"k": None, "j": 1}}, {"m": SIZE}) == {"m": {"k": None, "j": 0}}
+    items = {"l": [{"a": 1, "b": 2}, {"b": 3}], "m": {"k": {"a": 1}}}
+    assert project(items, {"l": {EACH: {"a": FULL}}, "m": {EACH: PRESENT}}) == {
+        "l": [{"a": 1}, {}],
+        "m": {"k": {"a": 1}},
+    }
 
 
 # --- the existing corpora ----------------------------------------------------------------------
@@ -281,6 +297,13 @@ _RULES = [
     "self.a.b + size(self.a.c) != 3",
     "has(self.a) || size(self.l) > 0",
     "!has(self.a.c) || self.a.b == 1",
+    "self.l.all(i, !has(i.b) || i.b >= 0)",
+    "self.l.exists_one(i, has(i.b)) || size(self.l) != 2",
+    "self.l.all(i, i.b > 0)",
+    "self.l.exists(i, true) == has(self.a)",
+    "self.l.all(i, i == {'b': 1})",
+    "self.m.all(k, k != 'x')",
+    "self.a.c.all(n, n > 0 && self.l.exists(i, has(i.b) && i.b == n))",
 ]
 _INT = st.one_of(st.integers(-2, 3), st.none())
 _VALUES = st.fixed_dictionaries(
