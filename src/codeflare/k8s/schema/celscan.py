@@ -10,7 +10,8 @@ first occurs). :func:`scan` tokenizes (string
 and bytes literals, raw strings, comments, numbers, identifiers, operators) and computes that
 :class:`Shape`. :func:`reads` says which parts of ``self`` and ``oldSelf`` an expression can
 read, so the evaluator binds only those (conservatively: anything but a field selection, a
-``has()`` test or a ``size()`` call reads the whole value it reaches). It never evaluates, and it
+``has()`` test, a ``size()`` call or a quantifier - ``all``, ``exists``, ``exists_one``, whose
+body is followed - reads the whole value it reaches). It never evaluates, and it
 does not validate syntax: the library does that.
 """
 
