@@ -67,7 +67,8 @@ def _waiting(cq: ClusterQueueView) -> str:
     if not cq.waiting:
         return '<p class="empty">No pending workloads.</p>'
     rows = "".join(
-        f'<tr data-workload="{e(p.namespace)}/{e(p.name)}"><td>{p.position}</td><td>{e(p.namespace)}</td>'
+        f'<tr data-workload="{e(p.namespace)}/{e(p.name)}">'
+        f'<td>{"-" if p.position is None else p.position}</td><td>{e(p.namespace)}</td>'
         f'<th scope="row">{e(p.name)}</th><td>{e(p.owner or "-")}</td><td>{e(p.local_queue)}</td>'
         f'<td>{p.priority}</td><td><span class="reason" title="{e(p.reason)}">{e(p.message)}</span></td></tr>'
         for p in cq.waiting

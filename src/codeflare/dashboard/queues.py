@@ -84,7 +84,7 @@ class PendingWorkload:
     local_queue: str
     cluster_queue: str
     priority: int
-    position: int
+    position: int | None  # None: the user cannot see every Workload, so the order is not known
     reason: str
     message: str
     owner: str = ""  # "RayJob/train"
@@ -230,6 +230,9 @@ def _pending_by_queue(snapshot: Snapshot) -> dict[str, list[PendingWorkload]]:
         (str(meta(lq).get("namespace")), str(meta(lq).get("name"))): str(spec(lq).get("clusterQueue") or "")
         for lq in snapshot.of(kinds.LOCAL_QUEUE)
     }
+    # A user who may not read every namespace's Workloads sees only part of each queue: numbering
+    # those would claim a place the user does not hold, so positions are left unknown.
+    partial = bool(snapshot.forbidden.get(kinds.WORKLOAD.kind))
     ordered: dict[str, list[tuple[Any, Obj]]] = {}
     for wl in snapshot.of(kinds.WORKLOAD):
         if not is_pending(wl):
@@ -252,7 +255,7 @@ def _pending_by_queue(snapshot: Snapshot) -> dict[str, list[PendingWorkload]]:
                     local_queue=str(spec(wl).get("queueName") or ""),
                     cluster_queue=cq,
                     priority=int(spec(wl).get("priority") or 0),
-                    position=position,
+                    position=None if partial else position,
                     reason=reason,
                     message=message,
                     owner=_owner(wl),

@@ -61,6 +61,15 @@ def test_pending_workloads_are_numbered_in_the_engines_order(
     assert [w.position for w in waiting] == list(range(1, len(expected) + 1))
 
 
+def test_positions_are_unknown_to_a_user_who_cannot_see_every_workload() -> None:
+    # Listing Workloads across namespaces was refused (the store then watches namespaces one by
+    # one): workloads of other namespaces may stand ahead, so no position is claimed.
+    partial = snap(workload("w1", T0), workload("w2", T1))
+    partial = Snapshot(partial.objects, {"Workload": frozenset({""})})
+    waiting = pending_by_queue(partial)["cq"]
+    assert [(w.name, w.position) for w in waiting] == [("w1", None), ("w2", None)]
+
+
 def test_admitted_finished_and_deactivated_workloads_have_no_position() -> None:
     admitted = workload("a", T0, admission={"clusterQueue": "cq"})
     finished = workload("f", T0, conditions=[{"type": "Finished", "status": "True"}])

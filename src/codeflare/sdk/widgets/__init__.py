@@ -215,7 +215,7 @@ def view_queues(namespace: str | None = None, client: Client | None = None) -> A
     view = queues_view(snapshot(client, namespace))
     rows = queue_rows(view)
     pending = [
-        (str(p.position), p.cluster_queue, f"{p.namespace}/{p.name}", p.message)
+        (str(p.position or "-"), p.cluster_queue, f"{p.namespace}/{p.name}", p.message)
         for cq in view.cluster_queues
         for p in cq.waiting
     ]
