@@ -38,7 +38,6 @@ class EventRecorder:
         self._backlog_max = backlog
         self._backlog: deque[dict[str, Any]] = deque()
         self._senders: set[asyncio.Task[None]] = set()
-        self.dropped = 0  # Events given up because the backlog was full
 
     async def record(self, obj: dict[str, Any], reason: str, message: str, *, type_: str = "Normal") -> None:
         meta = obj.get("metadata") or {}
@@ -70,7 +69,6 @@ class EventRecorder:
 
     def _post(self, event: dict[str, Any]) -> None:
         if len(self._backlog) >= self._backlog_max:
-            self.dropped += 1
             name = event["involvedObject"]["name"]
             log.debug("event %s on %s dropped: backlog full", event["reason"], name)
             return
