@@ -95,6 +95,23 @@ class ObjectAPI:
                 rt.group,
             )
 
+    def _prepare(
+        self, rt: ResourceType, obj: dict[str, Any], old: dict[str, Any] | None, ctx: RequestContext
+    ) -> None:
+        """The kind's create/update preparation. It assumes well-typed fields, which kube-apiserver
+        guarantees by decoding first: a body it cannot digest is answered with its type errors."""
+        try:
+            if old is None:
+                self.strategies.prepare_create(rt, obj)
+            else:
+                self.strategies.prepare_update(rt, obj, old)
+        except (TypeError, AttributeError, KeyError, ValueError):
+            causes = rest.apply_schema(rt, copy.deepcopy(obj), old, ctx)
+            if not causes:
+                raise
+            name = obj["metadata"].get("name") or obj["metadata"].get("generateName", "")
+            raise errors.invalid(rt.kind, name, causes, rt.group) from None
+
     def _validate(
         self, rt: ResourceType, obj: dict[str, Any], old: dict[str, Any] | None, ctx: RequestContext
     ) -> None:
@@ -105,8 +122,10 @@ class ObjectAPI:
         causes = validate_object_meta(meta, namespaced=rt.namespaced, name_rule=rt.name_rule)
         if old is not None:
             causes += metadata.validate_meta_update(old["metadata"], obj["metadata"])
-        causes += rest.apply_schema(rt, obj, old, ctx)
-        causes += self.strategies.validate(rt, obj, old)
+        schema_causes = rest.apply_schema(rt, obj, old, ctx)
+        causes += schema_causes
+        if not schema_causes:  # a mistyped body stops at its types, as kube-apiserver's decoding does
+            causes += self.strategies.validate(rt, obj, old)
         if causes:
             name = obj["metadata"].get("name") or obj["metadata"].get("generateName", "")
             raise errors.invalid(rt.kind, name, causes, rt.group)
@@ -185,7 +204,7 @@ class ObjectAPI:
         meta["generation"] = 1
         if rt.status_subresource:
             obj.pop("status", None)
-        self.strategies.prepare_create(rt, obj)
+        self._prepare(rt, obj, None, ctx)
         self._validate(rt, obj, None, ctx)
 
     # -- update --------------------------------------------------------------------------------
@@ -218,7 +237,7 @@ class ObjectAPI:
     ) -> dict[str, Any]:
         meta = new["metadata"]
         rest.no_new_finalizers_while_deleting(rt, old, new)
-        self.strategies.prepare_update(rt, new, old)
+        self._prepare(rt, new, old, ctx)
         self._validate(rt, new, old, ctx)
         meta["generation"] = rest.next_generation(new, old)
         if apply_manager:

@@ -104,7 +104,7 @@ class Strategies:
                 labels["kubernetes.io/metadata.name"] = new["metadata"]["name"]
         elif rt.key == "core/services":
             spec, old_spec = new.get("spec"), old.get("spec") or {}
-            if isinstance(spec, dict) and not spec.get("clusterIP") and old_spec.get("clusterIP"):
+            if isinstance(spec, dict) and spec.get("clusterIP") in (None, "") and old_spec.get("clusterIP"):
                 spec["clusterIP"] = old_spec["clusterIP"]
                 spec["clusterIPs"] = [old_spec["clusterIP"]]
         elif rt.key == "core/secrets":
@@ -171,7 +171,8 @@ class Strategies:
         if not isinstance(spec, dict):
             return  # mistyped: validation refuses it
         spec.setdefault("type", "ClusterIP")
-        if spec.get("type") == "ExternalName" or spec.get("clusterIP"):
+        # only an absent or empty clusterIP is allocated; a mistyped one is left for the schema to refuse
+        if spec.get("type") == "ExternalName" or spec.get("clusterIP") not in (None, ""):
             return
         used = {(s.get("spec") or {}).get("clusterIP") for s in self.store.iter("core/services")}
         for host in _SERVICE_CIDR.hosts():

@@ -77,6 +77,17 @@ QUANTITY_MAPS = frozenset(
         "core_v1.ContainerStatus.allocatedResources",
     )
 )
+# Fields that are ``[]byte`` in Go (base64 in JSON), which neither client records as such: a value
+# that is not base64 would be stored and then break every typed client reading it.
+BYTE_FIELDS = frozenset(
+    (
+        "admissionregistration_v1.WebhookClientConfig.caBundle",
+        "apiextensions_v1.WebhookClientConfig.caBundle",
+        "apiregistration_v1.APIServiceSpec.caBundle",
+    )
+)
+BYTES: dict[str, Any] = {"type": "string", "format": "byte"}
+
 # Types kept free-form: a CRD's own schema (validated by the CRD rules), raw embedded objects.
 FREE_FORM = frozenset(("apiextensions_v1.JSONSchemaProps", "apiextensions_v1.JSON", "runtime.RawExtension"))
 
@@ -157,6 +168,8 @@ class _Generator:
             return dict(QUANTITY)
         if _TIME.search(annotation) and "List" not in annotation:
             return dict(DATE_TIME)
+        if where in BYTE_FIELDS:
+            return dict(BYTES)
         if hint in _SCALARS:
             return dict(_SCALARS[hint])
         if origin in (list, typing.List):  # noqa: UP006
