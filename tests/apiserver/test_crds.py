@@ -191,6 +191,16 @@ def test_creating_a_served_crd_again_is_already_exists(http: httpx.Client) -> No
     )
 
 
+@pytest.mark.parametrize(("field", "value"), [("versions", 5), ("names", 5)])
+def test_a_mistyped_crd_is_a_422_naming_the_field(http: httpx.Client, field: str, value: Any) -> None:
+    # Found by tests/apiserver/test_fuzz.py: the CRD's own preparation ran on the mistyped value (500).
+    crd = widget_crd("Namespaced", "mistypeds", "Mistyped")
+    crd["spec"][field] = value
+    resp = http.post("/apis/apiextensions.k8s.io/v1/customresourcedefinitions", json=crd)
+    status_of(resp, 422, "Invalid")
+    assert f"spec.{field}" in resp.text
+
+
 def test_invalid_crd_is_rejected(http: httpx.Client) -> None:
     crd = widget_crd("Namespaced", "bads", "Bad")
     crd["spec"]["versions"][1]["storage"] = True  # two storage versions
