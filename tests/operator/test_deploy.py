@@ -15,6 +15,7 @@ import importlib
 import inspect
 import pkgutil
 import subprocess
+import time
 from pathlib import Path
 from typing import Any
 
@@ -220,7 +221,7 @@ def variable_kinds_by_module() -> dict[str, VariableKinds]:
 def informer_needs() -> set[Need]:
     """The queueing, AppWrapper and RayCluster controllers: list+watch on every shared informer."""
     informers = SharedInformers(None)  # type: ignore[arg-type]  # nothing runs: only the kinds count
-    shared = {"config": OperatorConfig.default(), "kube": None, "informers": informers}
+    shared = {"config": OperatorConfig.default(), "kube": None, "informers": informers, "clock": time.time}
     ctx = type("Ctx", (), {**shared, "metrics": OperatorMetrics()})()
     queueing_controller.QueueingController(ctx)
     appwrapper_controller.AppWrapperController(ctx)
