@@ -30,6 +30,7 @@ from codeflare.apiserver.endpoints.request import (
     PROTOBUF,
     Authorizer,
     RequestAttributes,
+    ResourcePath,
     VirtualCreate,
     allow_all,
     media_type,
@@ -240,18 +241,7 @@ class ApiHandlers:
             raise not_found()
         if rt.namespaced and where.name and not where.namespace:
             raise not_found()
-        verb = verb_of(request, where.name, where.watch)
-        attrs = RequestAttributes(
-            verb,
-            request.path,
-            True,
-            where.group,
-            where.version,
-            where.plural,
-            where.subresource,
-            where.namespace,
-            where.name,
-        )
+        attrs = _resource_attributes(request, where)
         await self._authorize(user, attrs)
         return await self._serve(request, rt, attrs, request_context(request, user))
 
@@ -263,19 +253,7 @@ class ApiHandlers:
         if len(segments) == 3:
             await self._authorize(user, RequestAttributes("get", request.path, False))
         else:
-            where = parse_resource_path(segments)
-            attrs = RequestAttributes(
-                verb_of(request, where.name, where.watch),
-                request.path,
-                True,
-                where.group,
-                where.version,
-                where.plural,
-                where.subresource,
-                where.namespace,
-                where.name,
-            )
-            await self._authorize(user, attrs)
+            await self._authorize(user, _resource_attributes(request, parse_resource_path(segments)))
         return await self.aggregator.proxy(request, user, svc)
 
     # -- verbs ----------------------------------------------------------------------------------
@@ -430,3 +408,18 @@ class ApiHandlers:
                 details["group"] = rt.group
             return json_response(success_status(details))
         return json_response(result.obj, 200 if result.gone else 202)
+
+
+def _resource_attributes(request: web.Request, where: ResourcePath) -> RequestAttributes:
+    """What RBAC and admission are asked about a resource request."""
+    return RequestAttributes(
+        verb_of(request, where.name, where.watch),
+        request.path,
+        True,
+        where.group,
+        where.version,
+        where.plural,
+        where.subresource,
+        where.namespace,
+        where.name,
+    )
