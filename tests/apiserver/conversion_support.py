@@ -9,17 +9,15 @@ label and changes fields of metadata it may not change (generation), to check wh
 
 from __future__ import annotations
 
-import asyncio
 import base64
 import ssl
-import threading
 from pathlib import Path
 from typing import Any
 
 from aiohttp import web
 
 from codeflare.k8s import certs
-from tests.support.apiserver import free_port
+from tests.support.tls_app import ThreadedTLSApp
 
 GROUP = "conv.example.com"
 SERVICE_NAME, SERVICE_NS = "conv-webhook", "conv-system"
@@ -37,7 +35,7 @@ def convert(obj: dict[str, Any], desired: str) -> dict[str, Any]:
     return out
 
 
-class ConversionWebhook:
+class ConversionWebhook(ThreadedTLSApp):
     """The webhook server, in a thread with its own event loop."""
 
     def __init__(self, workdir: Path) -> None:
@@ -46,12 +44,9 @@ class ConversionWebhook:
         self.cert, self.key = workdir / "tls.crt", workdir / "tls.key"
         self.cert.write_bytes(leaf.cert_pem)
         self.key.write_bytes(leaf.key_pem)
-        self.port = free_port()
+        super().__init__()
         self.mode = "ok"
         self.reviews: list[dict[str, Any]] = []
-        self._loop = asyncio.new_event_loop()
-        self._started = threading.Event()
-        self._thread = threading.Thread(target=self._run, daemon=True)
 
     @property
     def ca_bundle(self) -> str:
@@ -92,28 +87,15 @@ class ConversionWebhook:
             return web.Response(text="nope", content_type="text/plain")
         return web.json_response(self.answer(review["request"]))
 
-    def _run(self) -> None:
-        asyncio.set_event_loop(self._loop)
+    def app(self) -> web.Application:
         app = web.Application(client_max_size=256 * 1024 * 1024)
         app.router.add_post("/convert", self._handle)
-        runner = web.AppRunner(app)
-        self._loop.run_until_complete(runner.setup())
+        return app
+
+    def ssl_context(self) -> ssl.SSLContext:
         ctx = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
         ctx.load_cert_chain(str(self.cert), str(self.key))
-        site = web.TCPSite(runner, "127.0.0.1", self.port, ssl_context=ctx)
-        self._loop.run_until_complete(site.start())
-        self._started.set()
-        self._loop.run_forever()
-        self._loop.run_until_complete(runner.cleanup())
-
-    def start(self) -> ConversionWebhook:
-        self._thread.start()
-        assert self._started.wait(10)
-        return self
-
-    def stop(self) -> None:
-        self._loop.call_soon_threadsafe(self._loop.stop)
-        self._thread.join(10)
+        return ctx
 
 
 def widget_crd(

@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 import base64
 import json
-import threading
+import ssl
 import time
 import uuid
 from collections.abc import Iterator
@@ -24,12 +24,13 @@ from aiohttp import web
 from codeflare.k8s import certs
 from tests.apiserver.http_support import MERGE, bind, client, delete, ok, patch, status_of, user
 from tests.support.apiserver import ServerProcess, free_port, serving_with_tokens
+from tests.support.tls_app import ThreadedTLSApp
 
 TOKENS = 'alice-token,alice,1001,"ml"\n'
 WEBHOOKS = "/apis/admissionregistration.k8s.io/v1"
 
 
-class WebhookServer:
+class WebhookServer(ThreadedTLSApp):
     """HTTPS admission webhooks on 127.0.0.1; behaviour chosen by path; reviews recorded."""
 
     def __init__(self, workdir: Path) -> None:
@@ -38,11 +39,8 @@ class WebhookServer:
         (workdir / "tls.crt").write_bytes(leaf.cert_pem)
         (workdir / "tls.key").write_bytes(leaf.key_pem)
         self.cert, self.key = workdir / "tls.crt", workdir / "tls.key"
-        self.port = free_port()
+        super().__init__()
         self.reviews: list[tuple[str, dict[str, Any]]] = []
-        self._loop = asyncio.new_event_loop()
-        self._started = threading.Event()
-        self._thread = threading.Thread(target=self._run, daemon=True)
 
     @property
     def ca_bundle(self) -> str:
@@ -83,30 +81,15 @@ class WebhookServer:
             {"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview", "response": answer}
         )
 
-    def _run(self) -> None:
-        import ssl
-
-        asyncio.set_event_loop(self._loop)
+    def app(self) -> web.Application:
         app = web.Application()
         app.router.add_post("/{path}", self._handle)
-        runner = web.AppRunner(app)
-        self._loop.run_until_complete(runner.setup())
+        return app
+
+    def ssl_context(self) -> ssl.SSLContext:
         ctx = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
         ctx.load_cert_chain(str(self.cert), str(self.key))
-        site = web.TCPSite(runner, "127.0.0.1", self.port, ssl_context=ctx)
-        self._loop.run_until_complete(site.start())
-        self._started.set()
-        self._loop.run_forever()
-        self._loop.run_until_complete(runner.cleanup())
-
-    def start(self) -> WebhookServer:
-        self._thread.start()
-        assert self._started.wait(10)
-        return self
-
-    def stop(self) -> None:
-        self._loop.call_soon_threadsafe(self._loop.stop)
-        self._thread.join(10)
+        return ctx
 
 
 @pytest.fixture(scope="module")

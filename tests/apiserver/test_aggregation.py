@@ -10,11 +10,9 @@ maintained yet, and aggregated discovery (``/apis`` as APIGroupDiscoveryList) is
 
 from __future__ import annotations
 
-import asyncio
 import base64
 import json
 import ssl
-import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -25,15 +23,16 @@ from aiohttp import web
 
 from codeflare.k8s import certs
 from tests.apiserver.http_support import client, ok, status_of
-from tests.support.apiserver import ServerProcess, free_port, serving_with_tokens
+from tests.support.apiserver import ServerProcess, serving_with_tokens
 from tests.support.kubectl import NEEDS_KUBECTL, Kubectl
+from tests.support.tls_app import ThreadedTLSApp
 
 GROUP, VERSION = "echo.example.com", "v1beta2"
 TOKENS = 'alice-token,alice,1001,"ml,team-a"\n'
 APISERVICES = "/apis/apiregistration.k8s.io/v1/apiservices"
 
 
-class EchoBackend:
+class EchoBackend(ThreadedTLSApp):
     """An HTTPS server requiring a front-proxy client certificate; echoes what it was told."""
 
     def __init__(self, workdir: Path, front_proxy_ca: str, allowed: list[str]) -> None:
@@ -43,10 +42,7 @@ class EchoBackend:
         (workdir / "tls.key").write_bytes(leaf.key_pem)
         (workdir / "front-proxy-ca.crt").write_text(front_proxy_ca)
         self.workdir, self.allowed = workdir, allowed
-        self.port = free_port()
-        self._loop = asyncio.new_event_loop()
-        self._started = threading.Event()
-        self._thread = threading.Thread(target=self._run, daemon=True)
+        super().__init__()
 
     async def _handle(self, request: web.Request) -> web.Response:
         peer = request.transport.get_extra_info("peercert") if request.transport else None
@@ -63,31 +59,18 @@ class EchoBackend:
             }
         )
 
-    def _run(self) -> None:
-        asyncio.set_event_loop(self._loop)
+    def app(self) -> web.Application:
         app = web.Application()
         app.router.add_route("*", "/{tail:.*}", self._handle)
-        runner = web.AppRunner(app)
-        self._loop.run_until_complete(runner.setup())
+        return app
+
+    def ssl_context(self) -> ssl.SSLContext:
         ctx = ssl.create_default_context(
             ssl.Purpose.CLIENT_AUTH, cafile=str(self.workdir / "front-proxy-ca.crt")
         )
         ctx.verify_mode = ssl.CERT_REQUIRED
         ctx.load_cert_chain(str(self.workdir / "tls.crt"), str(self.workdir / "tls.key"))
-        site = web.TCPSite(runner, "127.0.0.1", self.port, ssl_context=ctx)
-        self._loop.run_until_complete(site.start())
-        self._started.set()
-        self._loop.run_forever()
-        self._loop.run_until_complete(runner.cleanup())
-
-    def start(self) -> EchoBackend:
-        self._thread.start()
-        assert self._started.wait(10)
-        return self
-
-    def stop(self) -> None:
-        self._loop.call_soon_threadsafe(self._loop.stop)
-        self._thread.join(10)
+        return ctx
 
 
 @pytest.fixture(scope="module")
