@@ -842,6 +842,10 @@ def workload() -> Schema:
                 "",
             ),
             "active": boolean("False deactivates (evicts) the workload.", default=True),
+            "maximumExecutionTimeSeconds": integer(
+                "Seconds the workload may stay admitted (Kueue's field; also its expected run time).",
+                minimum=1,
+            ),
         },
         "What the job needs.",
         required=["podSets"],
