@@ -1,0 +1,227 @@
+"""Estimated start times: the admission engine run forward in virtual time from a copy of its state.
+
+Admitted workloads end at their expected end; pending ones are admitted, preempt and finish as
+the same engine decides at each simulated moment (``schedule(t)``), so an estimate follows every
+rule the engine follows (cohorts, borrowing, preemption, fair sharing), with no rule of its own.
+The simulation is event driven: it jumps to the next expected end, releasing the ends that fall
+within a step that grows with the distance from now (``resolution``), which bounds both its cost
+and its error (an estimate is never early because of it: ends are released at the step's end).
+A workload whose admission depends on one whose end is unknown has no bound (``start=None``).
+It uses only the engine's public methods, and mutates the engine it is given: pass ``fork(...)``.
+No I/O, no clock reads: ``now`` is an argument. It does not decide where durations come from.
+"""
+
+from __future__ import annotations
+
+import heapq
+import pickle
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field, replace
+
+from codeflare.scheduling.engine import AdmissionEngine
+from codeflare.scheduling.results import SchedulingResult
+
+__all__ = ["Estimate", "Forecast", "forecast", "fork", "positions"]
+
+RESOLUTION = 0.02  # ends within 2% of their distance from now are released together
+MIN_STEP_S = 1.0  # ... and within at least one second
+HORIZON_S = 30 * 24 * 3600.0  # nothing is estimated further ahead than this (no bound beyond)
+MAX_STEPS = 20_000  # simulated moments at most (then: no bound for what is left)
+MAX_BLOCKERS = 5  # workloads named in ``waiting_for``
+SETTLE_ROUNDS = 8  # schedule() calls at one moment while preemptions free quota
+
+Check = Callable[[AdmissionEngine, float], None]
+
+
+def fork(engine: AdmissionEngine) -> AdmissionEngine:
+    """An independent copy of an engine (all of its state), to simulate on."""
+    copy: AdmissionEngine = pickle.loads(pickle.dumps(engine, protocol=pickle.HIGHEST_PROTOCOL))
+    return copy
+
+
+@dataclass(frozen=True)
+class Estimate:
+    """When one pending workload is expected to be admitted.
+
+    ``start``: the simulated admission time (never before ``now``), None when it has no bound.
+    ``position``: its place in its ClusterQueue's pending order (0 is next), None outside one.
+    ``waiting_for``: the workloads whose end lets it in (when bounded), or the admitted workloads
+    of unknown duration it waits behind (when not). ``preempts``: what it evicts to get in.
+    """
+
+    key: str
+    start: float | None
+    position: int | None = None
+    cluster_queue: str | None = None
+    waiting_for: tuple[str, ...] = ()
+    preempts: tuple[str, ...] = ()
+
+    @property
+    def bounded(self) -> bool:
+        return self.start is not None
+
+
+@dataclass
+class Forecast:
+    """Estimates of every pending workload at ``now``; ``steps``: simulated moments."""
+
+    now: float
+    estimates: dict[str, Estimate] = field(default_factory=dict)
+    steps: int = 0
+
+    @property
+    def unbounded(self) -> int:
+        return sum(1 for e in self.estimates.values() if e.start is None)
+
+
+def positions(engine: AdmissionEngine, keys: list[str]) -> dict[str, tuple[str, int]]:
+    """Pending workload -> (ClusterQueue, place in its queue order: priority, then age, then key)."""
+    by_cq: dict[str, list[tuple[int, float, str]]] = {}
+    for key in keys:
+        info = engine.pending_reason(key)
+        workload = engine.workload(key)
+        if info is None or info.cluster_queue is None or workload is None:
+            continue
+        by_cq.setdefault(info.cluster_queue, []).append((-workload.priority, workload.creation_time, key))
+    placed: dict[str, tuple[str, int]] = {}
+    for cq, members in by_cq.items():
+        for index, (_, _, key) in enumerate(sorted(members)):
+            placed[key] = (cq, index)
+    return placed
+
+
+class _Simulation:
+    """One forward run: the end-time heap, who ended when, and the first admission of each."""
+
+    def __init__(self, engine: AdmissionEngine, now: float, durations: Mapping[str, float | None]) -> None:
+        self.engine = engine
+        self.now = now
+        self.durations = durations
+        self.ends: list[tuple[float, str]] = []
+        self.end_of: dict[str, float] = {}  # admitted in the simulation, known end
+        self.running: dict[str, str] = {}  # admitted in the simulation -> its ClusterQueue
+        self.started: dict[str, float] = {}
+        self.preempts: dict[str, list[str]] = {}
+        self.released: list[tuple[str, str]] = []  # (workload, ClusterQueue) ended at the latest step
+        self.blockers: dict[str, tuple[str, ...]] = {}
+
+    def admit_running(self, key: str, admitted_at: float, cluster_queue: str) -> None:
+        self.running[key] = cluster_queue
+        duration = self.durations.get(key)
+        if duration is not None:
+            end = max(self.now, admitted_at + duration)
+            self.end_of[key] = end
+            heapq.heappush(self.ends, (end, key))
+
+    def evict(self, key: str) -> None:
+        workload = self.engine.workload(key)
+        self.running.pop(key, None)
+        self.end_of.pop(key, None)  # its heap entry is skipped when it comes up
+        if workload is not None and workload.admission is not None:
+            self.engine.update_workload(replace(workload, admission=None))
+
+    def settle(self, t: float, pending: set[str]) -> None:
+        """Schedule at ``t`` until no preemption or eviction is left to carry out."""
+        for _ in range(SETTLE_ROUNDS):
+            result = self.engine.schedule(t)
+            self._record(result, t, pending)
+            victims = [p.victim for p in result.preemptions] + [e.workload for e in result.evictions]
+            for preempted in result.preemptions:
+                self.preempts.setdefault(preempted.preemptor, []).append(preempted.victim)
+            for victim in victims:
+                self.evict(victim)
+            if not victims:
+                return
+
+    def _record(self, result: SchedulingResult, t: float, pending: set[str]) -> None:
+        for key, admission in result.admissions.items():
+            if key in pending and key not in self.started:
+                self.started[key] = t
+                self.blockers[key] = self._blockers(admission.cluster_queue)
+            self.admit_running(key, t, admission.cluster_queue)
+
+    def _blockers(self, cluster_queue: str) -> tuple[str, ...]:
+        same = [k for k, cq in self.released if cq == cluster_queue]
+        return tuple((same or [k for k, _ in self.released])[:MAX_BLOCKERS])
+
+    def release_next(self, resolution: float, min_step: float) -> float | None:
+        """Release the next ends (those within one step); returns the moment, None when none."""
+        while self.ends and self.end_of.get(self.ends[0][1]) != self.ends[0][0]:
+            heapq.heappop(self.ends)  # evicted or re-admitted since
+        if not self.ends:
+            return None
+        first = self.ends[0][0]
+        until = first + max(min_step, resolution * (first - self.now))
+        moment = first
+        self.released = []
+        while self.ends and self.ends[0][0] <= until:
+            end, key = heapq.heappop(self.ends)
+            if self.end_of.get(key) != end:
+                continue
+            moment = end
+            del self.end_of[key]
+            self.released.append((key, self.running.pop(key, "")))
+            self.engine.remove_workload(key)
+        return moment
+
+
+def forecast(
+    engine: AdmissionEngine,
+    now: float,
+    durations: Mapping[str, float | None],
+    *,
+    resolution: float = RESOLUTION,
+    min_step: float = MIN_STEP_S,
+    horizon: float = HORIZON_S,
+    max_steps: int = MAX_STEPS,
+    check: Check | None = None,
+) -> Forecast:
+    """Estimate the admission of every pending workload among ``durations``' keys.
+
+    ``durations``: workload key -> expected run time in seconds (None: unknown), for the
+    admitted ones (counted from their admission) and the pending ones (from their simulated
+    admission). ``engine`` is consumed (pass ``fork(engine)``); ``check`` is called after every
+    simulated moment (tests assert the quota there).
+    """
+    keys = sorted(durations)
+    pending: set[str] = set()
+    sim = _Simulation(engine, now, durations)
+    for key, _ in sorted(engine.evicting().items()):
+        sim.evict(key)  # being evicted: requeued as soon as the eviction is written
+    for key in keys:
+        workload = engine.workload(key)
+        if workload is None:
+            continue
+        if workload.admission is None:
+            pending.add(key)
+        elif key not in engine.evicting():
+            sim.admit_running(key, workload.admission.admitted_at, workload.admission.cluster_queue)
+    placed = positions(engine, sorted(pending))
+    result = Forecast(now)
+    t = now
+    sim.settle(t, pending)
+    while result.steps < max_steps and len(sim.started) < len(pending):
+        if check is not None:
+            check(engine, t)
+        moment = sim.release_next(resolution, min_step)
+        if moment is None or moment - now > horizon:
+            break
+        t = moment
+        result.steps += 1
+        sim.settle(t, pending)
+    if check is not None:
+        check(engine, t)
+    unknown_by_cq: dict[str, list[str]] = {}
+    for key in sorted(sim.running):
+        if key not in sim.end_of:
+            unknown_by_cq.setdefault(sim.running[key], []).append(key)
+    for key in sorted(pending):
+        cq, position = placed.get(key, (None, None))
+        start = sim.started.get(key)
+        if start is not None:
+            blockers = sim.blockers.get(key, ())
+        else:
+            blockers = tuple(unknown_by_cq.get(cq or "", [])[:MAX_BLOCKERS])
+        victims = tuple(sim.preempts.get(key, ())[:MAX_BLOCKERS])
+        result.estimates[key] = Estimate(key, start, position, cq, blockers, victims)
+    return result
