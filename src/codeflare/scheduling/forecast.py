@@ -55,6 +55,7 @@ class Estimate:
     cluster_queue: str | None = None
     waiting_for: tuple[str, ...] = ()
     preempts: tuple[str, ...] = ()
+    flavors: tuple[tuple[str, str], ...] = ()  # (resource, flavor) of its simulated admission
 
     @property
     def bounded(self) -> bool:
@@ -104,6 +105,7 @@ class _Simulation:
         self.preempts: dict[str, list[str]] = {}
         self.released: list[tuple[str, str]] = []  # (workload, ClusterQueue) ended at the latest step
         self.blockers: dict[str, tuple[str, ...]] = {}
+        self.flavors: dict[str, tuple[tuple[str, str], ...]] = {}
 
     def admit_running(self, key: str, admitted_at: float, cluster_queue: str) -> None:
         self.running[key] = cluster_queue
@@ -138,6 +140,8 @@ class _Simulation:
             if key in pending and key not in self.started:
                 self.started[key] = t
                 self.blockers[key] = self._blockers(admission.cluster_queue)
+                chosen = {(r, f) for psa in admission.pod_set_assignments for r, f in psa.flavors.items()}
+                self.flavors[key] = tuple(sorted(chosen))
             self.admit_running(key, t, admission.cluster_queue)
 
     def _blockers(self, cluster_queue: str) -> tuple[str, ...]:
@@ -223,5 +227,6 @@ def forecast(
         else:
             blockers = tuple(unknown_by_cq.get(cq or "", [])[:MAX_BLOCKERS])
         victims = tuple(sim.preempts.get(key, ())[:MAX_BLOCKERS])
-        result.estimates[key] = Estimate(key, start, position, cq, blockers, victims)
+        flavors = sim.flavors.get(key, ())
+        result.estimates[key] = Estimate(key, start, position, cq, blockers, victims, flavors)
     return result
