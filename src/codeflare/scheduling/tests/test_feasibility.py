@@ -5,17 +5,17 @@ from __future__ import annotations
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from codeflare.scheduling import Preemption
+from codeflare.scheduling import AdmissionEngine, Preemption
 from codeflare.scheduling.feasibility import check_feasibility
 from codeflare.scheduling.tests.helpers import cq, engine_with, wl
 
 SETTINGS = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 
-def two_queues(**kwargs: object):  # type: ignore[no-untyped-def]
+def two_queues(preemption: Preemption | None = None) -> AdmissionEngine:
     """ClusterQueue a: 32 cpu nominal, may borrow 16 from b (cohort co, b nominal 40)."""
     return engine_with(
-        cq("a", {"default": {"cpu": ("32", "16")}}, cohort="co", **kwargs),
+        cq("a", {"default": {"cpu": ("32", "16")}}, cohort="co", preemption=preemption or Preemption()),
         cq("b", {"default": {"cpu": ("40",)}}, cohort="co"),
     )
 
