@@ -80,6 +80,14 @@ class AsyncKube:
             trust_env=False,
         )
 
+    def with_rate_limit(self, rate_limit: TokenBucket | None) -> AsyncKube:
+        """This client's connection (the same HTTP client, so close only this one) waiting on
+        ``rate_limit`` instead: a second budget, as client-go gives each client built from one
+        config (the operator's Events use one, apart from its controllers' requests)."""
+        twin = copy.copy(self)
+        twin.rate_limit = rate_limit
+        return twin
+
     async def __aenter__(self) -> AsyncKube:
         return self
 

@@ -1,27 +1,60 @@
-"""Client-side request rate limit: the token bucket client-go puts behind ``QPS`` and ``Burst``.
+"""Client-side request rate limit: the token bucket client-go puts behind ``QPS`` and ``Burst``,
+serving waiting requests by priority.
 
 A client configured with ``qps`` and ``burst`` (the operator's ``clientConnection``) may send
 ``burst`` requests at once and then ``qps`` a second on average. As in client-go (its
 ``flowcontrol.NewTokenBucketRateLimiter``, built on ``golang.org/x/time/rate``), the bucket holds
 at most ``burst`` tokens, starts full and refills continuously at ``qps``; each request takes one
-token, and when none is left it *reserves* the next one and waits for it, so waiters are served
-in the order they asked and the average rate never exceeds ``qps``. :meth:`TokenBucket.reserve`
-is the pure arithmetic (time is passed in); :meth:`TokenBucket.acquire` is the asyncio wait.
-Nothing here knows about HTTP: :class:`~codeflare.kube.client.AsyncKube` calls ``acquire`` before
-each request it sends.
+token. :meth:`TokenBucket.reserve` is that arithmetic (time is passed in). Where we differ from
+client-go: a request that finds no token waits in line by :class:`Priority` (first come, first
+served within one priority), so the writes that start work (admissions, evictions) go before the
+bookkeeping (pending reasons, queue counters) that shares the same budget; the total rate is the
+same bucket's. A caller picks its priority with :func:`priority` (a context variable, so it
+follows the tasks it starts). Nothing here knows about HTTP:
+:class:`~codeflare.kube.client.AsyncKube` calls :meth:`TokenBucket.acquire` before each request.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import contextvars
+import enum
+import heapq
+import itertools
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 
-__all__ = ["TokenBucket"]
+__all__ = ["Priority", "TokenBucket", "priority"]
+
+_EPSILON = 1e-9  # a deficit of a rounding error is no deficit (x/time/rate fixed the same, golang/go#34861)
+
+
+class Priority(enum.IntEnum):
+    """Which waiting request gets the next token: the lowest value first."""
+
+    ADMISSION = 0  # writes that start or stop work: admissions, evictions
+    DEFAULT = 1
+    BOOKKEEPING = 2  # reports about work: pending reasons, queue status counters
+
+
+_PRIORITY: contextvars.ContextVar[Priority] = contextvars.ContextVar(
+    "codeflare_request_priority", default=Priority.DEFAULT
+)
+
+
+@contextlib.contextmanager
+def priority(level: Priority) -> Iterator[None]:
+    """Requests sent inside this block (and by tasks started inside it) wait at ``level``."""
+    token = _PRIORITY.set(level)
+    try:
+        yield
+    finally:
+        _PRIORITY.reset(token)
 
 
 class TokenBucket:
-    """``burst`` tokens, refilled at ``qps`` a second; a request waits until its token is due."""
+    """``burst`` tokens, refilled at ``qps`` a second; waiting requests are served by priority."""
 
     def __init__(self, qps: float, burst: int, clock: Callable[[], float] = time.monotonic) -> None:
         if not qps > 0:
@@ -33,6 +66,9 @@ class TokenBucket:
         self._clock = clock
         self._tokens = float(burst)  # may go negative: tokens already promised to waiters
         self._last: float | None = None
+        self._waiting: list[tuple[int, int, asyncio.Future[None]]] = []  # (priority, arrival, waiter)
+        self._arrivals = itertools.count()
+        self._timer: asyncio.TimerHandle | None = None
 
     def reserve(self, now: float) -> float:
         """Take one token at time ``now``; returns how many seconds the caller must wait for it."""
@@ -40,14 +76,42 @@ class TokenBucket:
             self._tokens = min(float(self.burst), self._tokens + (now - self._last) * self.qps)
         self._last = now
         self._tokens -= 1.0
-        # a deficit of a rounding error is no deficit (x/time/rate fixed the same, golang/go#34861)
-        return 0.0 if self._tokens > -1e-9 else -self._tokens / self.qps
+        return 0.0 if self._tokens > -_EPSILON else -self._tokens / self.qps
 
-    async def acquire(self) -> None:
-        """Wait (asyncio) until this caller's token is due."""
-        delay = self.reserve(self._clock())
-        if delay > 0:
-            await asyncio.sleep(delay)
+    def due_in(self, now: float) -> float:
+        """Seconds from ``now`` until a token is there (0 when one is); takes nothing."""
+        tokens = self._tokens
+        if self._last is not None and now > self._last:
+            tokens = min(float(self.burst), tokens + (now - self._last) * self.qps)
+        return 0.0 if tokens >= 1.0 - _EPSILON else (1.0 - tokens) / self.qps
+
+    async def acquire(self, level: Priority | None = None) -> None:
+        """Wait (asyncio) for a token; ``level`` defaults to the caller's :func:`priority`."""
+        now = self._clock()
+        if not self._waiting and self.due_in(now) == 0.0:
+            self.reserve(now)
+            return
+        waiter: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        rank = int(_PRIORITY.get() if level is None else level)
+        heapq.heappush(self._waiting, (rank, next(self._arrivals), waiter))
+        self._dispatch()
+        await waiter  # cancelled: the dispatcher skips it
+
+    def _dispatch(self) -> None:
+        """Hand every token that is there to the first waiters by priority; wake again at the next."""
+        if self._timer is not None:
+            self._timer.cancel()  # harmless when it is the timer that called
+            self._timer = None
+        now = self._clock()
+        while self._waiting and self.due_in(now) == 0.0:
+            _, _, waiter = heapq.heappop(self._waiting)
+            if not waiter.done():
+                self.reserve(now)
+                waiter.set_result(None)
+        while self._waiting and self._waiting[0][2].done():
+            heapq.heappop(self._waiting)
+        if self._waiting:
+            self._timer = asyncio.get_running_loop().call_later(self.due_in(now), self._dispatch)
 
     def __repr__(self) -> str:
         return f"TokenBucket(qps={self.qps:g}, burst={self.burst})"

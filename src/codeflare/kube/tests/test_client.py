@@ -292,7 +292,7 @@ def request_methods(cls: type) -> dict[str, inspect.Signature]:
     """The public request methods of ``cls`` and their signatures (``self`` left out)."""
     found = {}
     for name, member in inspect.getmembers(cls, callable):
-        if name.startswith("_") or name in ("close", "aclose"):
+        if name.startswith("_") or name in ("close", "aclose", "with_rate_limit"):  # not requests
             continue
         signature = inspect.signature(member)
         found[name] = signature.replace(parameters=list(signature.parameters.values())[1:])

@@ -5,8 +5,11 @@ limiter behind client-go's ``flowcontrol.NewTokenBucketRateLimiter``) and from c
 (``util/flowcontrol/throttle_test.go``), rewritten as one-token reservations, the only form a
 client uses (``Wait``). Properties: whatever the arrival times, no window of served requests
 holds more than ``burst + qps * window``, requests are served in arrival order, and requests
-that arrive no faster than ``qps`` never wait. Then through :class:`AsyncKube` over HTTP: the
-server sees the requests no earlier than the bucket allows.
+that arrive no faster than ``qps`` never wait. Waiting requests are served by priority (our
+addition, not client-go's): admissions before the default before bookkeeping, first come first
+served within one, and whatever the mix, no window holds more grants than the bucket allows.
+Then through :class:`AsyncKube` over HTTP: the server sees the requests no earlier than the
+bucket allows.
 Deliberate difference: client-go coerces a burst below 1 to 1; we refuse it (the operator's
 configuration already rejects ``clientConnection.burst < 1`` naming the field).
 """
@@ -16,13 +19,13 @@ from __future__ import annotations
 import asyncio
 
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from codeflare.kube import kinds
 from codeflare.kube.client import AsyncKube
 from codeflare.kube.config import from_token
-from codeflare.kube.ratelimit import TokenBucket
+from codeflare.kube.ratelimit import Priority, TokenBucket, priority
 from codeflare.kube.tests.scripted_api import Answer, ScriptedAPI
 
 D = 0.1  # rate_test.go's time unit d (100 ms)
@@ -91,6 +94,88 @@ def test_requests_no_faster_than_qps_never_wait(qps: float, burst: int, extra: l
     for gap in extra:
         assert bucket.reserve(now) == 0.0
         now += 1 / qps + gap
+
+
+class LoggedBucket(TokenBucket):
+    """The bucket, noting the time of every token it hands out."""
+
+    def __init__(self, qps: float, burst: int) -> None:
+        super().__init__(qps, burst)
+        self.granted: list[float] = []
+
+    def reserve(self, now: float) -> float:
+        self.granted.append(now)
+        return super().reserve(now)
+
+
+async def test_waiting_requests_are_served_by_priority() -> None:
+    """Burst 1, spent: of the requests then waiting, admissions go first, bookkeeping last."""
+    bucket = TokenBucket(50, 1)
+    await bucket.acquire()
+    order: list[str] = []
+
+    async def request(name: str, level: Priority | None = None) -> None:
+        await bucket.acquire(level)
+        order.append(name)
+
+    async def bookkeeping(name: str) -> None:
+        with priority(Priority.BOOKKEEPING):  # the context variable, inherited by the task
+            await asyncio.create_task(request(name))
+
+    await asyncio.gather(
+        bookkeeping("reason-1"),
+        bookkeeping("reason-2"),
+        request("default"),
+        request("admit-1", Priority.ADMISSION),
+        request("admit-2", Priority.ADMISSION),
+    )
+    assert order == ["admit-1", "admit-2", "default", "reason-1", "reason-2"]
+
+
+async def test_a_cancelled_waiter_gives_its_turn_to_the_next() -> None:
+    bucket = TokenBucket(50, 1)
+    await bucket.acquire()
+    first = asyncio.create_task(bucket.acquire(Priority.ADMISSION))
+    second = asyncio.create_task(bucket.acquire(Priority.BOOKKEEPING))
+    await asyncio.sleep(0)
+    first.cancel()
+    await second  # served although the waiter before it left the line
+    assert first.cancelled()
+
+
+@settings(max_examples=20, deadline=None)
+@given(
+    burst=st.integers(min_value=1, max_value=5),
+    arrivals=st.lists(
+        st.tuples(st.sampled_from(list(Priority)), st.sampled_from([0.0, 0.0, 0.001, 0.003])),
+        min_size=1,
+        max_size=25,
+    ),
+)
+def test_priorities_never_exceed_the_bucket(burst: int, arrivals: list[tuple[Priority, float]]) -> None:
+    qps = 1000.0
+    bucket = LoggedBucket(qps, burst)
+    served: dict[Priority, list[int]] = {level: [] for level in Priority}
+
+    async def request(i: int, level: Priority) -> None:
+        await bucket.acquire(level)
+        served[level].append(i)
+
+    async def scenario() -> None:
+        tasks = []
+        for i, (level, gap) in enumerate(arrivals):
+            tasks.append(asyncio.create_task(request(i, level)))
+            await asyncio.sleep(gap)
+        await asyncio.gather(*tasks)
+
+    asyncio.run(scenario())
+    granted = bucket.granted
+    assert len(granted) == len(arrivals)
+    for i in range(len(granted)):
+        for j in range(i, len(granted)):
+            assert j - i + 1 <= burst + qps * (granted[j] - granted[i]) + 1e-6
+    for order in served.values():  # first come, first served within one priority
+        assert order == sorted(order)
 
 
 async def test_the_client_sends_no_faster_than_its_bucket() -> None:
