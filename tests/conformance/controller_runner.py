@@ -4,7 +4,9 @@ Every case gets its own namespace (``<tag>-ns``) and its cluster-scoped names (f
 ClusterQueues, cohorts, priority classes, extra namespaces) prefixed with ``<tag>-``, so the
 cases of a module share one API server and one operator. Actions go through the official
 ``kubernetes`` client; each expectation polls (tests/support/polling) until the API shows it.
-A ``<name>`` in an expected message stands for the prefixed cluster-scoped name.
+A ``<name>`` in an expected message stands for the prefixed cluster-scoped name. A case's
+pending reason is Kueue v0.14's ("Pending", "Inadmissible"): it also matches the 0.19 code that
+Kueue writes in its place (``reason_codes.legacy_reason``).
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from typing import Any
 from kubernetes import client as k8s
 from kubernetes.client.rest import ApiException
 
+from codeflare.operator.queueing.reason_codes import legacy_reason
 from tests.conformance.controller_dsl import Case, Obj, Step
 from tests.support.polling import wait_for
 
@@ -180,7 +183,7 @@ class CaseRun:
         if (
             (wl.get("status") or {}).get("admission")
             or cond.get("status") != "False"
-            or cond.get("reason") != reason
+            or reason not in (cond.get("reason"), legacy_reason(str(cond.get("reason"))))
         ):
             return False
         return message is None or self._message(message) in str(cond.get("message"))

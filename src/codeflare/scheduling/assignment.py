@@ -105,7 +105,7 @@ def _grade_resource(
     name = compiled.spec.name
     book = ctx.book
     if fr not in compiled.nominal:
-        return (NO_FIT, False), Shortfall("quota", name, fr[0], fr[1], value, 0)
+        return (NO_FIT, False), Shortfall("quota", name, fr[0], fr[1], value, 0, maximum=0)
     own = book.usage.get(name, {}).get(fr, 0)
     available = book.available(name, fr)
     if value <= available:
@@ -117,6 +117,7 @@ def _grade_resource(
     shortfall = Shortfall(
         "quota", name, fr[0], fr[1], value, view.available,
         nominal=view.nominal, borrowable=view.borrowable, in_use=view.in_use,
+        maximum=book.potential_available(name, fr),
     )  # fmt: skip
     if value > book.potential_available(name, fr) or not _may_try_preemption(compiled, fr, value):
         return (NO_FIT, False), shortfall

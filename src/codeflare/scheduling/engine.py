@@ -254,6 +254,12 @@ class AdmissionEngine:
         admitted = self.state.cache.admitted
         return {k: r.evicting for k, r in sorted(admitted.items()) if r.evicting is not None}
 
+    def pending_order(self, cluster_queue: str) -> list[str] | None:
+        """The pending workloads of a ClusterQueue in the order its queue tries them (priority,
+        then creation time), parked ones included; None when the engine has no such queue."""
+        queue = self.state.manager.queue(cluster_queue)
+        return None if queue is None else queue.ordered()
+
     def pending_reason(self, key: str) -> PendingInfo | None:
         """Why a pending workload is not admitted (None when admitted or unknown)."""
         return pending_reason(self.state, key)

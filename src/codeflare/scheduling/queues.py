@@ -87,6 +87,10 @@ class PendingQueue:
     def __len__(self) -> int:
         return len(self.shape_of)
 
+    def ordered(self) -> list[str]:
+        """Every pending workload in queue order (what the visibility API's positions count)."""
+        return [order[2] for order in sorted(c.members[k] for c in self.classes.values() for k in c.members)]
+
     def heads(self) -> list[tuple[OrderKey, ShapeClass]]:
         """Each class's head, best first."""
         out = []

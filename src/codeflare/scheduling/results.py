@@ -51,6 +51,7 @@ class Shortfall:
     nodes: int = 0
     allocatable: int = 0
     unmanaged: int = 0
+    maximum: int | None = None  # quota: the most the queue could ever hold (Kueue's PotentialAvailable)
 
     @property
     def missing(self) -> int:

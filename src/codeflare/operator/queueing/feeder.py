@@ -28,6 +28,7 @@ from codeflare.kube.kinds import Kind
 from codeflare.operator.metrics import WatchProgress
 from codeflare.operator.queueing import convert
 from codeflare.operator.queueing.adapters import QUEUED_KINDS
+from codeflare.operator.queueing.reason_codes import QUEUE_BLOCKER_REASONS
 from codeflare.scheduling import Admission, AdmissionEngine, workload_key
 
 log = logging.getLogger(__name__)
@@ -295,7 +296,8 @@ def lacks_reason(workload: Obj) -> bool:
 
 
 def inadmissible(workload: Obj) -> bool:
-    """Pending with the "Inadmissible" reason written (a missing or stopped queue)."""
+    """Pending with a queue blocker's reason written (a missing or stopped queue: Misconfigured,
+    Suspended, or the legacy "Inadmissible")."""
     reserved = find_condition(conditions_of(workload), "QuotaReserved")
     pending = not (workload.get("status") or {}).get("admission")
-    return pending and reserved is not None and reserved.get("reason") == "Inadmissible"
+    return pending and reserved is not None and reserved.get("reason") in QUEUE_BLOCKER_REASONS

@@ -8,7 +8,9 @@ state wins and a workload admitted meanwhile is skipped), writes only when the r
 stable part of its situation changed (Kueue writes only a changed condition; we do not count a
 change of the usage figures in the message as one), at a bounded rate, and pauses while
 admissions are being written.
-It decides nothing: the engine's reason and :mod:`status`'s wording are used verbatim.
+It decides nothing: the engine's reason and :mod:`status`'s wording are used verbatim in the
+message, and the reason is Kueue 0.19's code for the engine's kind (:mod:`reason_codes`), written
+with ``Admitted=False`` NoReservation as Kueue 0.19 does.
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ from codeflare.k8s.conditions import conditions_of, find_condition
 from codeflare.k8s.timestamps import format_rfc3339
 from codeflare.k8s.types import Obj
 from codeflare.kube import errors
-from codeflare.operator.queueing import status
+from codeflare.operator.queueing import reason_codes
 from codeflare.operator.queueing.feeder import QueueingState
 from codeflare.scheduling import PendingInfo
 
@@ -99,11 +101,19 @@ class PendingReasonWriter:
         info = state.engine.pending_reason(key)
         if info is None:
             return None
-        text = self._explain(key, info)
+        text = self._coded(key, cached, info)
         current = find_condition(conditions_of(cached), "QuotaReserved") or {}
         same_reason = current.get("status") == "False" and current.get("reason") == text.reason
         unchanged = current.get("message") == text.message or state.reasons_written.get(key) == text.stable
         return None if same_reason and unchanged else text
+
+    def _coded(self, key: str, cached: Obj, info: PendingInfo) -> PendingText:
+        """The explained text with Kueue 0.19's reason code in place of the legacy reason."""
+        text = self._explain(key, info)
+        namespace = str(cached["metadata"].get("namespace", ""))
+        lq = (namespace, str((cached.get("spec") or {}).get("queueName", "")))
+        code = reason_codes.quota_reserved_reason(info, lq in self.state.stopped_local_queues)
+        return PendingText(code, text.message, (code, text.stable))
 
     async def run(self) -> None:
         """Write due reasons forever, ``concurrency`` at a time, at most ``rate`` a second."""
@@ -138,7 +148,7 @@ class PendingReasonWriter:
         def change(current: Obj) -> Obj | None:
             if (current.get("status") or {}).get("admission"):
                 return None  # admitted since: never overwrite an admission with a reason
-            return status.pending_status(current, text.message, now, text.reason)
+            return reason_codes.unadmitted_status(current, text.reason, text.message, now)
 
         try:
             written = await self._write(key, change)
