@@ -79,3 +79,11 @@ DASHBOARD_URL_ANNOTATION = "local.codeflare.dev/dashboard-url"
 """On a RayCluster the agent runs: where its Ray dashboard answers on this host."""
 LOCAL_PID_ANNOTATION = "local.codeflare.dev/pid"
 """On a pod the agent represents: the pid of its Ray process."""
+ESTIMATED_START_ANNOTATION = "codeflare.dev/estimated-start"
+"""On a pending Workload, written by the operator's forecast: its estimated admission (RFC 3339),
+or :data:`ESTIMATE_UNBOUNDED` when what it waits for has no known end. Stale once admitted."""
+ESTIMATE_UNBOUNDED = "unbounded"
+"""The :data:`ESTIMATED_START_ANNOTATION` value meaning "no bound"."""
+WAITING_FOR_ANNOTATION = "codeflare.dev/waiting-for"
+"""On a pending Workload, with the estimate: the workloads that must finish first, in words
+(names in the Workload's own namespace; others only counted)."""
