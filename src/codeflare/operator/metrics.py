@@ -4,12 +4,18 @@
 admission), ``appwrapper_phase_total{phase}``, admissions and preemptions; and what lets a test
 prove that *nothing happened* without sleeping: ``codeflare_reconcile_total{controller}``,
 ``codeflare_scheduling_cycles_total`` and ``codeflare_caught_up_resource_version{controller,kind}``
-(see :class:`WatchProgress`). Served as Prometheus text by :mod:`probes`. Nothing here decides.
+(see :class:`WatchProgress`). Kueue's own queue gauges under Kueue's names and labels
+(pkg/metrics/metrics.go), from the counts the queue-status reporter hands over (:class:`KueueCounts`):
+``kueue_pending_workloads{cluster_queue,status}``, ``kueue_admitted_active_workloads``, their
+``kueue_local_queue_*`` twins, and 0.19's ``kueue_unadmitted_workloads{cluster_queue,reason,
+underlying_cause}`` and ``kueue_local_queue_unadmitted_workloads``. Served as Prometheus text by
+:mod:`probes`. Nothing here decides.
 """
 
 from __future__ import annotations
 
 from collections.abc import Hashable, Iterator
+from dataclasses import dataclass, field
 from functools import partial
 from typing import Any, Protocol
 
@@ -114,6 +120,62 @@ class _ReconcileCollector(Collector):
         yield family
 
 
+LocalQueueRef = tuple[str, str]  # (namespace, name)
+
+
+@dataclass
+class KueueCounts:
+    """Unfinished workloads counted as Kueue's queue gauges count them (one report's snapshot).
+
+    ``pending``: (ClusterQueue, "active" | "inadmissible") -> count, and per LocalQueue;
+    ``admitted``: per ClusterQueue and LocalQueue; ``unadmitted``: (ClusterQueue, reason,
+    underlying cause) -> count ("" ClusterQueue when the LocalQueue names none), and per LocalQueue.
+    """
+
+    pending: dict[tuple[str, str], int] = field(default_factory=dict)
+    lq_pending: dict[tuple[LocalQueueRef, str], int] = field(default_factory=dict)
+    admitted: dict[str, int] = field(default_factory=dict)
+    lq_admitted: dict[LocalQueueRef, int] = field(default_factory=dict)
+    unadmitted: dict[tuple[str, str, str], int] = field(default_factory=dict)
+    lq_unadmitted: dict[tuple[LocalQueueRef, str, str, str], int] = field(default_factory=dict)
+
+
+class _KueueCollector(Collector):
+    """Kueue's queue gauges from the last :class:`KueueCounts` (series of gone queues vanish)."""
+
+    def __init__(self) -> None:
+        self.counts = KueueCounts()
+        self.replica_role = "standalone"  # Kueue's value without leader election; "leader" with it
+
+    def collect(self) -> Iterator[GaugeMetricFamily]:
+        counts, role = self.counts, self.replica_role
+        families: list[tuple[str, str, list[str], dict[tuple[str, ...], int]]] = [
+            ("kueue_pending_workloads", "The number of pending workloads, per 'cluster_queue' and 'status' "
+             "(active: in the admission queue; inadmissible: an admission attempt failed).",
+             ["cluster_queue", "status"], dict(counts.pending)),
+            ("kueue_local_queue_pending_workloads", "The number of pending workloads, per 'local_queue' "
+             "and 'status'.", ["name", "namespace", "status"],
+             {(lq[1], lq[0], st): v for (lq, st), v in counts.lq_pending.items()}),
+            ("kueue_admitted_active_workloads", "The number of admitted Workloads that are active, "
+             "per 'cluster_queue'.", ["cluster_queue"], {(k,): v for k, v in counts.admitted.items()}),
+            ("kueue_local_queue_admitted_active_workloads", "The number of admitted Workloads that are "
+             "active, per 'localQueue'.", ["name", "namespace"],
+             {(lq[1], lq[0]): v for lq, v in counts.lq_admitted.items()}),
+            ("kueue_unadmitted_workloads", "The number of unadmitted workloads, per 'cluster_queue', "
+             "'reason', and 'underlying_cause'.", ["cluster_queue", "reason", "underlying_cause"],
+             dict(counts.unadmitted)),
+            ("kueue_local_queue_unadmitted_workloads", "The number of unadmitted workloads, per 'name', "
+             "'namespace', 'cluster_queue', 'reason', and 'underlying_cause'.",
+             ["name", "namespace", "cluster_queue", "reason", "underlying_cause"],
+             {(lq[1], lq[0], cq, r, c): v for (lq, cq, r, c), v in counts.lq_unadmitted.items()}),
+        ]  # fmt: skip
+        for name, text, labels, samples in families:
+            family = GaugeMetricFamily(name, text, labels=[*labels, "replica_role"])
+            for values, value in sorted(samples.items()):
+                family.add_metric([*values, role], value)
+            yield family
+
+
 class OperatorMetrics:
     """All metrics of one operator instance."""
 
@@ -146,8 +208,17 @@ class OperatorMetrics:
         )
         self._progress = _ProgressCollector()
         self._reconciles = _ReconcileCollector()
+        self._kueue = _KueueCollector()
         self.registry.register(self._progress)
         self.registry.register(self._reconciles)
+        self.registry.register(self._kueue)
+
+    def report_kueue_counts(self, counts: KueueCounts, replica_role: str | None = None) -> None:
+        """Serve ``counts`` as Kueue's queue gauges from now on (``replica_role``: "leader" or
+        "standalone", kept when None)."""
+        self._kueue.counts = counts
+        if replica_role is not None:
+            self._kueue.replica_role = replica_role
 
     def reconciled(self, controller: str) -> None:
         """Count one completed reconcile pass of ``controller``."""

@@ -2,18 +2,19 @@
 
 :func:`count_workloads` is the pure part: pending and admitted workloads per ClusterQueue and per
 LocalQueue, and each LocalQueue's admitted usage per (flavor, resource), from the Workload and
-LocalQueue caches. :class:`QueueStatusReporter` writes the statuses computed by
-:mod:`status` (only where they changed; ClusterQueue usage comes from the engine, which charges
-admissions before they are written), the ``resource-in-use`` finalizers decided by
-:mod:`finalizers`, and sets the ``codeflare_workloads`` gauges. It decides no admission and
-writes no Workload.
+LocalQueue caches; :func:`kueue_counts` counts them as Kueue's queue gauges do (pending active or
+inadmissible, admitted, unadmitted by reason and underlying cause). :class:`QueueStatusReporter`
+writes the statuses computed by :mod:`status` (only where they changed; ClusterQueue usage comes
+from the engine, which charges admissions before they are written), the ``resource-in-use``
+finalizers decided by :mod:`finalizers`, and sets the ``codeflare_workloads`` and Kueue gauges.
+It decides no admission and writes no Workload.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import Awaitable, Iterable, Mapping
+from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 
 from codeflare.k8s.conditions import conditions_of, is_condition_true
@@ -23,8 +24,10 @@ from codeflare.k8s.types import Obj
 from codeflare.kube import errors, kinds
 from codeflare.kube.kinds import Kind
 from codeflare.operator.context import OperatorContext
-from codeflare.operator.queueing import convert, finalizers, status
+from codeflare.operator.metrics import KueueCounts
+from codeflare.operator.queueing import convert, finalizers, reason_codes, status
 from codeflare.operator.queueing.feeder import QueueingState
+from codeflare.scheduling import workload_key
 
 QueueRef = tuple[str, str]  # LocalQueue (namespace, name)
 FlavorResource = tuple[str, str]
@@ -76,6 +79,46 @@ def count_workloads(
     return counts
 
 
+# Codes of workloads still in their ClusterQueue's heap (Kueue's "active" pending status); any
+# other code means an admission attempt failed or the queue is blocked ("inadmissible").
+_ACTIVE_CODES = frozenset({reason_codes.PENDING_EVALUATION, reason_codes.WAITING_FOR_PREEMPTED})
+
+
+def kueue_counts(
+    workloads: Iterable[Obj],
+    cluster_queue_of: Mapping[QueueRef, str],
+    reason_of: Callable[[str, Obj], str],
+    held: Iterable[QueueRef] = (),
+) -> KueueCounts:
+    """Unfinished ``workloads`` as Kueue's gauges count them: admitted per queue; unadmitted per
+    queue by ``reason`` NoReservation and ``underlying_cause`` (``reason_of(key, workload)``, the
+    QuotaReserved code); pending (only those in a ClusterQueue's queue, so not a stopped
+    LocalQueue's) active or inadmissible by that code (pkg/metrics/metrics.go, KEP-10852)."""
+    counts, stopped = KueueCounts(), set(held)
+    for wl in workloads:
+        if is_condition_true(conditions_of(wl), "Finished"):
+            continue
+        meta = wl.get("metadata") or {}
+        lq_ref = (str(meta.get("namespace", "")), str((wl.get("spec") or {}).get("queueName", "")))
+        admission = convert.admission_of(wl)
+        if admission is not None:
+            cq = admission.cluster_queue
+            counts.admitted[cq] = counts.admitted.get(cq, 0) + 1
+            counts.lq_admitted[lq_ref] = counts.lq_admitted.get(lq_ref, 0) + 1
+            continue
+        cq = cluster_queue_of.get(lq_ref, "")
+        cause = reason_of(workload_key(lq_ref[0], str(meta.get("name", ""))), wl)
+        key = (cq, reason_codes.NO_RESERVATION, cause)
+        counts.unadmitted[key] = counts.unadmitted.get(key, 0) + 1
+        lq_key = (lq_ref, *key)
+        counts.lq_unadmitted[lq_key] = counts.lq_unadmitted.get(lq_key, 0) + 1
+        if cq and lq_ref not in stopped:
+            state = "active" if cause in _ACTIVE_CODES else "inadmissible"
+            counts.pending[(cq, state)] = counts.pending.get((cq, state), 0) + 1
+            counts.lq_pending[(lq_ref, state)] = counts.lq_pending.get((lq_ref, state), 0) + 1
+    return counts
+
+
 class QueueStatusReporter:
     """Writes ClusterQueue and LocalQueue status from the caches and the engine's usage."""
 
@@ -103,6 +146,10 @@ class QueueStatusReporter:
         }
         workloads = list(informers[kinds.WORKLOAD].cache.values())
         counts = count_workloads(workloads, cluster_queue_of, self.state.stopped_local_queues)
+        self.ctx.metrics.report_kueue_counts(
+            kueue_counts(workloads, cluster_queue_of, self._reason_code, self.state.stopped_local_queues),
+            "leader" if self.ctx.config.leader_election.leader_elect else "standalone",
+        )
         now = format_rfc3339(self.ctx.clock())
         flavors = [name for _, name in informers[kinds.RESOURCE_FLAVOR].cache]
         for (_, name), cq in list(informers[kinds.CLUSTER_QUEUE].cache.items()):
@@ -148,6 +195,15 @@ class QueueStatusReporter:
         for outcome in outcomes:
             if isinstance(outcome, BaseException):
                 raise outcome
+
+    def _reason_code(self, key: str, workload: Obj) -> str:
+        """The QuotaReserved code the engine gives a pending workload now (PendingEvaluation while
+        it has none, e.g. its admission is being written)."""
+        info = self.state.engine.pending_reason(key)
+        if info is None:
+            return reason_codes.PENDING_EVALUATION
+        lq_ref = (key.partition("/")[0], str((workload.get("spec") or {}).get("queueName", "")))
+        return reason_codes.quota_reserved_reason(info, lq_ref in self.state.stopped_local_queues)
 
     async def _cluster_queue_writes(self, cq: Obj, in_use: bool, new: Obj | None) -> None:
         await self._finalize(kinds.CLUSTER_QUEUE, cq, in_use)  # first: it writes against cq's version
