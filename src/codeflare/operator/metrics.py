@@ -152,7 +152,7 @@ class _KueueCollector(Collector):
         families: list[tuple[str, str, list[str], dict[tuple[str, ...], int]]] = [
             ("kueue_pending_workloads", "The number of pending workloads, per 'cluster_queue' and 'status' "
              "(active: in the admission queue; inadmissible: an admission attempt failed).",
-             ["cluster_queue", "status"], dict(counts.pending)),
+             ["cluster_queue", "status"], {tuple(k): v for k, v in counts.pending.items()}),
             ("kueue_local_queue_pending_workloads", "The number of pending workloads, per 'local_queue' "
              "and 'status'.", ["name", "namespace", "status"],
              {(lq[1], lq[0], st): v for (lq, st), v in counts.lq_pending.items()}),
@@ -163,7 +163,7 @@ class _KueueCollector(Collector):
              {(lq[1], lq[0]): v for lq, v in counts.lq_admitted.items()}),
             ("kueue_unadmitted_workloads", "The number of unadmitted workloads, per 'cluster_queue', "
              "'reason', and 'underlying_cause'.", ["cluster_queue", "reason", "underlying_cause"],
-             dict(counts.unadmitted)),
+             {tuple(k): v for k, v in counts.unadmitted.items()}),
             ("kueue_local_queue_unadmitted_workloads", "The number of unadmitted workloads, per 'name', "
              "'namespace', 'cluster_queue', 'reason', and 'underlying_cause'.",
              ["name", "namespace", "cluster_queue", "reason", "underlying_cause"],
