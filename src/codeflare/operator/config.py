@@ -283,6 +283,7 @@ class QueueingConfig(_Section):
     head_of_line_holding_time: Duration = timedelta(0)
     capacity_check: bool = True
     wait_for_pods_ready: WaitForPodsReadyConfig = WaitForPodsReadyConfig()
+    forecast_interval: Duration = timedelta(seconds=5)  # estimated starts refreshed at most this often; 0s: off
 
 
 class InstaScaleConfig(_Section):
