@@ -1,7 +1,8 @@
 """codeflare.scheduling: Kueue-compatible admission decisions as plain data in, decisions out.
 
 ``AdmissionEngine`` keeps ClusterQueues, LocalQueues, ResourceFlavors, namespaces, workloads and
-an optional node snapshot up to date incrementally; ``schedule(now)`` returns admissions,
+an optional node snapshot (and Cohort objects: hierarchical cohorts, fair sharing when enabled)
+up to date incrementally; ``schedule(now)`` returns admissions,
 preemptions, evictions and pending reasons. Amounts are :class:`codeflare.k8s.quantity.Quantity`
 (integer milli-units); label selectors are :mod:`codeflare.k8s.labels`'s. Standard library and
 ``codeflare.k8s`` only; no I/O, no clock reads.
@@ -16,6 +17,8 @@ from codeflare.scheduling.model import (
     Admission,
     BorrowWithinCohort,
     ClusterQueue,
+    Cohort,
+    FairSharing,
     FlavorFungibility,
     FlavorQuotas,
     LocalQueue,
@@ -44,7 +47,9 @@ __all__ = [
     "AdmissionEngine",
     "BorrowWithinCohort",
     "ClusterQueue",
+    "Cohort",
     "Eviction",
+    "FairSharing",
     "FlavorFungibility",
     "FlavorQuotas",
     "LabelSelector",

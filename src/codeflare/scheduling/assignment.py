@@ -94,7 +94,7 @@ def _may_try_preemption(compiled: CompiledQueue, fr: FlavorResource, value: int)
     """Kueue's gate before simulating preemption: the request fits in nominal quota alone, or the
     queue may preempt while borrowing."""
     spec = compiled.spec
-    bwc = spec.cohort is not None and spec.preemption.borrow_within_cohort.policy != "Never"
+    bwc = compiled.parent is not None and spec.preemption.borrow_within_cohort.policy != "Never"
     return value <= compiled.nominal[fr] or bwc
 
 

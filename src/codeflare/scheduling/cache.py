@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 
 from codeflare.scheduling.assignment import AssignmentContext, Shape
 from codeflare.scheduling.capacity import NodeCapacity
-from codeflare.scheduling.model import Admission, ClusterQueue, Node, ResourceFlavor, Workload
+from codeflare.scheduling.model import Admission, ClusterQueue, Cohort, Node, ResourceFlavor, Workload
 from codeflare.scheduling.preemption import AdmittedWorkload
 from codeflare.scheduling.quota import CompiledQueue, FlavorResource, QuotaBook
 from codeflare.scheduling.results import Eviction, PendingInfo
@@ -74,6 +74,10 @@ class SchedulingCache:
             self.cqs[name] = spec
         return self.book.set_queue(spec, name)
 
+    def set_cohort(self, name: str, spec: Cohort | None) -> set[str]:
+        """Install, replace or drop a Cohort object; returns the scopes whose quota changed."""
+        return self.book.set_cohort(spec, name)
+
     def cluster_queue(self, name: str) -> ClusterQueue | None:
         return self.cqs.get(name)
 
@@ -87,7 +91,11 @@ class SchedulingCache:
             return PendingInfo(
                 "ClusterQueueStopped", f"ClusterQueue {name} is stopped ({spec.stop_policy})", name
             )
-        for flavor in self.book.queues[name].flavors:
+        compiled = self.book.queues[name]
+        if compiled.cycle is not None:
+            message = f"ClusterQueue {name} is inactive: {compiled.cycle}"
+            return PendingInfo("ClusterQueueInactive", message, name)
+        for flavor in compiled.flavors:
             if flavor not in self.flavors:
                 message = f"ClusterQueue {name} is inactive: ResourceFlavor {flavor} does not exist"
                 return PendingInfo("ClusterQueueInactive", message, name)
@@ -101,7 +109,7 @@ class SchedulingCache:
         return self.book.members(scope)
 
     def scope_admitted(self, name: str, exclude: Collection[str] = ()) -> list[AdmittedWorkload]:
-        """Admitted workloads of the queue's scope (its cohort, or itself), minus ``exclude``."""
+        """Admitted workloads of the queue's scope (its cohort tree, or itself), minus ``exclude``."""
         out: list[AdmittedWorkload] = []
         for member in self.book.members(self.book.scope(name)):
             out.extend(w for w in self.admitted_by_cq.get(member, {}).values() if w.key not in exclude)

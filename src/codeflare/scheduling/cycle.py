@@ -1,7 +1,8 @@
 """One scheduling cycle over the engine's state, Kueue-style, repeated until nothing moves.
 
 Each round takes one candidate per woken ClusterQueue (its best eligible shape class head; under
-StrictFIFO only the queue head), sorts candidates (no borrowing first, then priority, then age),
+StrictFIFO only the queue head), sorts candidates (no borrowing first, then priority, then age;
+with fair sharing on, by the cohort tournament of :mod:`fairsharing` instead),
 and admits, preempts or parks each against the quota as it stands after the earlier ones.
 Rounds repeat while queues admit, so everything that fits is admitted in the same call. Parked
 classes wait for their scope to free quota or for their backoff to end. It reads and charges the
@@ -24,8 +25,9 @@ from codeflare.scheduling.assignment import (
     PreemptionOracle,
     assign_flavors,
 )
+from codeflare.scheduling.fairsharing import Contender, fair_preemption, fair_winner
 from codeflare.scheduling.model import Admission
-from codeflare.scheduling.preemption import Preemptor, plan_preemption
+from codeflare.scheduling.preemption import AdmittedWorkload, PreemptionPlan, Preemptor, plan_preemption
 from codeflare.scheduling.queues import OrderKey, ShapeClass
 from codeflare.scheduling.quota import FlavorResource
 from codeflare.scheduling.results import PendingInfo, Preempted, SchedulingResult, quota_reason
@@ -43,6 +45,14 @@ class _Entry:
     assignment: Assignment
     version: int
     strict: bool
+
+
+def _plan(state: EngineState, preemptor: Preemptor, admitted: list[AdmittedWorkload]) -> PreemptionPlan:
+    """Victims by Kueue's fair-sharing preemption when fair sharing is on, else classical."""
+    fair = state.fair_sharing
+    if fair.enable:
+        return fair_preemption(state.cache.ctx, preemptor, admitted, fair.preemption_strategies)
+    return plan_preemption(state.cache.ctx, preemptor, admitted)
 
 
 def _assignment_reason(assignment: Assignment) -> PendingInfo:
@@ -68,7 +78,7 @@ def _assign(
         preemptor = Preemptor(
             compiled, workload.priority, workload.creation_time, {fr: quantity}, frozenset((fr,)), shape_key
         )
-        plan = plan_preemption(cache.ctx, preemptor, cache.scope_admitted(name, result.admissions))
+        plan = _plan(state, preemptor, cache.scope_admitted(name, result.admissions))
         if not plan.possible:
             return NO_CANDIDATES, own + quantity > compiled.nominal.get(fr, 0)
         freed = sum(v.usage.get(fr, 0) for v, _ in plan.victims if v.cluster_queue == name)
@@ -131,7 +141,7 @@ def _preempt(state: EngineState, entry: _Entry, now: float, result: SchedulingRe
     preemptor = Preemptor(
         cache.compiled(name), workload.priority, workload.creation_time, dict(usage), needed, key
     )
-    plan = plan_preemption(cache.ctx, preemptor, cache.scope_admitted(name, result.admissions))
+    plan = _plan(state, preemptor, cache.scope_admitted(name, result.admissions))
     base = _assignment_reason(entry.assignment)
     if plan.possible:
         manager.nominate(key, cache.scope(name), entry.order, set(usage))
@@ -199,11 +209,30 @@ def run_cycle(state: EngineState, now: float, result: SchedulingResult, record: 
         entries = [e for e in (_candidate(state, n, now, result) for n in names) if e is not None]
         # preemptors whose victims are gone go first, so that others do not take the freed quota
         entries.sort(key=lambda e: (not manager.is_nominated(e.order[2]), e.assignment.borrows, e.order))
-        going_on = {e.cluster_queue for e in entries if _process(state, e, now, result, held, record)}
+        if state.fair_sharing.enable:
+            going_on = _fair_round(state, entries, now, result, held, record)
+        else:
+            going_on = {e.cluster_queue for e in entries if _process(state, e, now, result, held, record)}
         # a queue held back for a preemptor that has been admitted since may go on
         going_on.update(name for name, holder in held if not manager.is_nominated(holder))
         held = [(name, holder) for name, holder in held if manager.is_nominated(holder)]
         names = sorted(going_on)
+
+
+def _fair_round(
+    state: EngineState, entries: list[_Entry], now: float, result: SchedulingResult,
+    held: list[tuple[str, str]], record: RecordAdmission,
+) -> set[str]:  # fmt: skip
+    """One round in fair-sharing order: each next candidate wins its cohort tree's tournament
+    against the quota as the earlier ones left it (Kueue's fairSharingIterator)."""
+    left = {e.cluster_queue: e for e in entries}
+    going_on: set[str] = set()
+    while left:
+        contenders = {name: Contender(name, e.assignment.usage, e.order) for name, e in left.items()}
+        entry = left.pop(fair_winner(state.cache.book, contenders))
+        if _process(state, entry, now, result, held, record):
+            going_on.add(entry.cluster_queue)
+    return going_on
 
 
 def pending_reason(state: EngineState, key: str) -> PendingInfo | None:

@@ -26,9 +26,12 @@ from dataclasses import replace
 from codeflare.k8s.quantity import Quantity
 from codeflare.scheduling.assignment import Shape
 from codeflare.scheduling.cycle import pending_reason, run_cycle
+from codeflare.scheduling.fairsharing import weighted_shares
 from codeflare.scheduling.model import (
     Admission,
     ClusterQueue,
+    Cohort,
+    FairSharing,
     LocalQueue,
     Node,
     ResourceFlavor,
@@ -56,7 +59,8 @@ def workload_shape(workload: Workload) -> Shape:
 
 
 class AdmissionEngine:
-    """Kueue-compatible admission: quota, cohorts, borrowing, preemption, reasons, backoff."""
+    """Kueue-compatible admission: quota, cohort trees, borrowing, preemption, fair sharing,
+    reasons, backoff."""
 
     def __init__(
         self,
@@ -64,8 +68,11 @@ class AdmissionEngine:
         backoff_time: float = 20.0,
         head_of_line_holding_time: float = 0.0,
         capacity_check: bool = False,
+        fair_sharing: FairSharing | None = None,
     ) -> None:
         self.state = EngineState(backoff_time, head_of_line_holding_time, capacity_check)
+        if fair_sharing is not None:
+            self.state.fair_sharing = fair_sharing
 
     @property
     def backoff_time(self) -> float:
@@ -119,6 +126,21 @@ class AdmissionEngine:
                     )
         for lq_key in manager.local_queues_of(name):
             self._replace_local_queue_workloads(lq_key)
+
+    # -- cohorts -----------------------------------------------------------------------------
+    def add_cohort(self, cohort: Cohort) -> None:
+        """Add or replace a Cohort object (parent, quota, fair-sharing weight)."""
+        self._set_cohort(cohort.name, cohort)
+
+    update_cohort = add_cohort
+
+    def remove_cohort(self, name: str) -> None:
+        """Remove a Cohort object; queues naming it keep an implicit cohort of that name."""
+        self._set_cohort(name, None)
+
+    def _set_cohort(self, name: str, spec: Cohort | None) -> None:
+        for scope in self.state.cache.set_cohort(name, spec):
+            self._wake_scope(scope)
 
     # -- local queues and namespaces ---------------------------------------------------------
     def add_local_queue(self, queue: LocalQueue) -> None:
@@ -248,6 +270,16 @@ class AdmissionEngine:
         """Queues or cohorts charged beyond their limits: only after quota was lowered or removed
         under use, or a queue moved; usage of flavor-resources no longer in quota is counted."""
         return self.state.cache.book.violations()
+
+    def weighted_shares(self) -> tuple[dict[str, int], dict[str, int]]:
+        """Fair sharing's ``weightedShare`` of every ClusterQueue and Cohort object, as usage
+        stands (Kueue's ``status.fairSharing``); by name, ClusterQueues then Cohorts."""
+        return weighted_shares(self.state.cache.book)
+
+    def cohort_cycle(self, cluster_queue: str) -> str | None:
+        """Why a ClusterQueue's cohort tree is unusable (it has a cycle), or None."""
+        compiled = self.state.cache.book.queues.get(cluster_queue)
+        return compiled.cycle if compiled is not None else None
 
     def evicting(self) -> dict[str, str]:
         """Workloads asked to be evicted and still charged: key -> reason."""

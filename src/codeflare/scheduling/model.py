@@ -1,7 +1,8 @@
 """Plain, immutable input and output types of the admission engine (Kueue v1beta1 shapes).
 
 ResourceFlavor, ClusterQueue (resource groups, flavor quotas, cohort, strategy, preemption,
-fungibility, namespace selector, stop policy), LocalQueue, Workload with PodSets and Admission,
+fungibility, namespace selector, stop policy, fair-sharing weight), Cohort (a node of a cohort
+tree: parent, quota, weight), LocalQueue, Workload with PodSets and Admission,
 and Node for the optional capacity snapshot. Quantity fields accept strings ("1.5Gi") and are
 normalised to ``Quantity``. No Kubernetes client objects, no clocks, no behaviour beyond small
 helpers (workload keys; label selection is :mod:`codeflare.k8s.labels`); decisions live in the engine modules.
@@ -130,11 +131,40 @@ class ClusterQueue:
     preemption: Preemption = field(default_factory=Preemption)
     flavor_fungibility: FlavorFungibility = field(default_factory=FlavorFungibility)
     stop_policy: StopPolicy = "None"
+    fair_weight: float = 1.0  # spec.fairSharing.weight; only read when fair sharing is on
 
     def __post_init__(self) -> None:
         _set(self, "resource_groups", tuple(self.resource_groups))
         if self.cohort == "":
             _set(self, "cohort", None)
+
+
+@dataclass(frozen=True)
+class Cohort:
+    """Kueue's Cohort object: a node of a cohort tree with its own quota (a shared pool on top
+    of its members'), lent to and borrowed from its parent within the quotas' limits.
+
+    A cohort named by a ClusterQueue or as a parent but never given exists with no quota and no
+    parent (Kueue's implicit cohort).
+    """
+
+    name: str
+    parent: str | None = None
+    resource_groups: tuple[ResourceGroup, ...] = ()
+    fair_weight: float = 1.0
+
+    def __post_init__(self) -> None:
+        _set(self, "resource_groups", tuple(self.resource_groups))
+        if self.parent == "":
+            _set(self, "parent", None)
+
+
+@dataclass(frozen=True)
+class FairSharing:
+    """Kueue Configuration's ``fairSharing``: on/off and the preemption strategies, in order."""
+
+    enable: bool = False
+    preemption_strategies: tuple[str, ...] = ("LessThanOrEqualToFinalShare", "LessThanInitialShare")
 
 
 @dataclass(frozen=True)

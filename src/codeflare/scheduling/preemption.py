@@ -1,6 +1,7 @@
 """Preemption: which admitted workloads to evict so that a pending one can be admitted.
 
-Kueue's classical preemption for flat cohorts (``pkg/scheduler/preemption``, v0.14). Candidates
+Kueue's classical preemption (``pkg/scheduler/preemption``, v0.14), over a whole cohort tree as
+over a flat cohort (fair-sharing preemption is :mod:`fairsharing`'s). Candidates
 use a flavor-resource that needs preemption and pass the policy: ``withinClusterQueue`` for the
 preemptor's own queue; ``reclaimWithinCohort`` for cohort members over their nominal quota in
 those resources. A cohort candidate is *reclaimable* regardless of borrowing when the preemptor
@@ -26,12 +27,13 @@ from codeflare.scheduling.assignment import AssignmentContext
 from codeflare.scheduling.quota import CompiledQueue, FlavorResource
 from codeflare.scheduling.results import PreemptionReason
 
-WITHIN_CQ, HIERARCHICAL_RECLAIM, RECLAIM_WHILE_BORROWING, RECLAIM_WITHOUT_BORROWING = range(4)
+WITHIN_CQ, HIERARCHICAL_RECLAIM, RECLAIM_WHILE_BORROWING, RECLAIM_WITHOUT_BORROWING, FAIR_SHARING = range(5)
 _REASONS: dict[int, PreemptionReason] = {
     WITHIN_CQ: "InClusterQueue",
     HIERARCHICAL_RECLAIM: "InCohortReclamation",
     RECLAIM_WHILE_BORROWING: "InCohortReclaimWhileBorrowing",
     RECLAIM_WITHOUT_BORROWING: "InCohortReclamation",
+    FAIR_SHARING: "InCohortFairSharing",
 }
 
 
@@ -142,7 +144,7 @@ def _candidates(
     borrowing_queues: dict[str, bool] = {}
     needed = preemptor.needed
     within, reclaim = policy.within_cluster_queue, policy.reclaim_within_cohort
-    from_cohort = spec.cohort is not None and reclaim != "Never"
+    from_cohort = compiled.parent is not None and reclaim != "Never"
     for w in admitted:
         if needed.isdisjoint(w.usage):
             continue
@@ -240,7 +242,13 @@ def plan_preemption(
     for borrowing in attempts:
         targets = _attempt(what_if, pairs, borrowing)
         if targets is not None:
-            victims = [(w, _REASONS[v]) for w, v in targets if w.evicting is None]
-            waiting = sum(1 for w, _ in targets if w.evicting is not None)
-            return PreemptionPlan(victims, waiting)
+            return plan_reasons(targets)
     return PreemptionPlan()
+
+
+def plan_reasons(targets: list[tuple[AdmittedWorkload, int]]) -> PreemptionPlan:
+    """The plan for chosen (workload, variant) targets: victims with reasons, and how many of
+    them are being evicted already."""
+    victims = [(w, _REASONS[v]) for w, v in targets if w.evicting is None]
+    waiting = sum(1 for w, _ in targets if w.evicting is not None)
+    return PreemptionPlan(victims, waiting)

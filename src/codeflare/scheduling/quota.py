@@ -1,23 +1,107 @@
-"""Quota accounting: nominal, borrowing and lending limits per (flavor, resource), and usage.
+"""Quota accounting through cohort trees: nominal, borrowing and lending limits, and usage.
 
-``QuotaBook`` compiles ClusterQueue specs into integer tables, keeps each queue's usage and each
-cohort's lendable capacity and borrowed usage up to date incrementally, and answers "how much of
-this flavor-resource may this queue still take". It also counts changes, so that waiting work
-can be woken when quota is freed or raised. It knows nothing of workloads or ordering.
+``QuotaBook`` compiles ClusterQueue and Cohort specs into integer tables per (flavor, resource)
+and keeps every node's usage up to date incrementally, as Kueue's resource nodes do
+(``pkg/cache/scheduler/resource_node.go``): a node lends its subtree quota minus what its lending
+limit keeps back, the part of a node's usage above what it keeps is stored in its parent, and
+what a queue may take is bounded at every level of its path to the root by the borrowing limits
+there. A cohort tree with a cycle holds no usage and its queues report the cycle (Kueue leaves
+them out of its snapshot). It answers "how much of this flavor-resource may this queue still
+take" and counts changes per scope (a tree's root, or a queue without cohort) so that waiting
+work can be woken when quota is freed or raised. It knows nothing of workloads or ordering.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from codeflare.scheduling.model import ClusterQueue
+from codeflare.scheduling.model import ClusterQueue, Cohort, ResourceGroup
 
 FlavorResource = tuple[str, str]
 
 
+def _tables(
+    groups: tuple[ResourceGroup, ...],
+) -> tuple[dict[FlavorResource, int], dict[FlavorResource, int | None], dict[FlavorResource, int]]:
+    """Nominal quota, borrowing limits and lending limits (only those set) per flavor-resource."""
+    nominal: dict[FlavorResource, int] = {}
+    borrowing: dict[FlavorResource, int | None] = {}
+    lending: dict[FlavorResource, int] = {}
+    for group in groups:
+        for flavor in group.flavors:
+            for quota in flavor.resources:
+                fr = (flavor.name, quota.name)
+                nominal[fr] = quota.nominal_quota.milli
+                limit = quota.borrowing_limit
+                borrowing[fr] = None if limit is None else limit.milli
+                if quota.lending_limit is not None:
+                    lending[fr] = quota.lending_limit.milli
+    return nominal, borrowing, lending
+
+
+def _through(
+    parent: CohortNode, subtree: int, guaranteed: int, limit: int | None, used: int, fr: FlavorResource
+) -> int:
+    """Kueue's available() for a node with a parent: what it keeps, plus what the parent has,
+    bounded by the node's borrowing limit."""
+    above = parent.available(fr)
+    if limit is not None:
+        above = min(above, subtree - guaranteed - max(0, used - guaranteed) + limit)
+    return max(0, guaranteed - used) + above
+
+
+@dataclass(eq=False)
+class CohortNode:
+    """One cohort of a tree: its own quota and, compiled from its subtree, what it holds."""
+
+    name: str
+    spec: Cohort | None = None  # None: implicit (named by a queue or as a parent only)
+    own: dict[FlavorResource, int] = field(default_factory=dict)
+    borrowing_limit: dict[FlavorResource, int | None] = field(default_factory=dict)
+    lending_limit: dict[FlavorResource, int] = field(default_factory=dict)
+    subtree: dict[FlavorResource, int] = field(default_factory=dict)
+    guaranteed: dict[FlavorResource, int] = field(default_factory=dict)
+    usage: dict[FlavorResource, int] = field(default_factory=dict)
+    parent: CohortNode | None = None
+    root: CohortNode | None = None
+    child_cohorts: list[str] = field(default_factory=list)
+    child_queues: list[str] = field(default_factory=list)
+    members: list[str] = field(default_factory=list)  # every queue of the tree (on the root)
+    cycle: bool = False
+
+    @property
+    def fair_weight(self) -> float:
+        return self.spec.fair_weight if self.spec is not None else 1.0
+
+    def available(self, fr: FlavorResource) -> int:
+        if self.parent is None:
+            return self.subtree.get(fr, 0) - self.usage.get(fr, 0)
+        return _through(
+            self.parent, self.subtree.get(fr, 0), self.guaranteed.get(fr, 0),
+            self.borrowing_limit.get(fr), self.usage.get(fr, 0), fr,
+        )  # fmt: skip
+
+    def potential(self, fr: FlavorResource) -> int:
+        """Kueue's potentialAvailable: the most the node could hold were nothing used."""
+        if self.parent is None:
+            return self.subtree.get(fr, 0)
+        most = self.guaranteed.get(fr, 0) + self.parent.potential(fr)
+        limit = self.borrowing_limit.get(fr)
+        return most if limit is None else min(most, self.subtree.get(fr, 0) + limit)
+
+    def path(self) -> list[CohortNode]:
+        """This cohort and its ancestors, up to the root."""
+        out: list[CohortNode] = []
+        node: CohortNode | None = self
+        while node is not None:
+            out.append(node)
+            node = node.parent
+        return out
+
+
 @dataclass
 class CompiledQueue:
-    """Integer quota tables of one ClusterQueue (milli-units)."""
+    """Integer quota tables of one ClusterQueue (milli-units) and its place in its tree."""
 
     spec: ClusterQueue
     nominal: dict[FlavorResource, int] = field(default_factory=dict)
@@ -26,24 +110,21 @@ class CompiledQueue:
     groups: list[tuple[tuple[str, ...], tuple[str, ...]]] = field(default_factory=list)
     group_of: dict[str, int] = field(default_factory=dict)
     draining: bool = False  # removed, kept while it still has usage
+    parent: CohortNode | None = None  # None without cohort, or while the tree has a cycle
+    cycle: str | None = None  # why the queue is inactive: its cohort tree has a cycle
 
     @classmethod
     def compile(cls, spec: ClusterQueue) -> CompiledQueue:
         """Flatten resource groups into per flavor-resource tables."""
         out = cls(spec)
+        out.nominal, out.borrowing_limit, lending = _tables(spec.resource_groups)
         for index, group in enumerate(spec.resource_groups):
             out.groups.append((group.covered_resources, tuple(f.name for f in group.flavors)))
             for resource in group.covered_resources:
                 out.group_of.setdefault(resource, index)
-            for flavor in group.flavors:
-                for quota in flavor.resources:
-                    fr = (flavor.name, quota.name)
-                    nominal = quota.nominal_quota.milli
-                    out.nominal[fr] = nominal
-                    limit = quota.borrowing_limit
-                    out.borrowing_limit[fr] = None if limit is None else limit.milli
-                    lend = quota.lending_limit
-                    out.guaranteed[fr] = 0 if lend is None else max(0, nominal - lend.milli)
+        for fr, nominal in out.nominal.items():
+            lend = lending.get(fr)
+            out.guaranteed[fr] = 0 if lend is None else max(0, nominal - lend)
         return out
 
     @property
@@ -69,9 +150,9 @@ class QuotaBook:
         self.queues: dict[str, CompiledQueue] = {}
         self.usage: dict[str, dict[FlavorResource, int]] = {}
         self.flavor_usage: dict[FlavorResource, int] = {}
-        self.cohort_members: dict[str, set[str]] = {}
-        self._cohort_capacity: dict[str, dict[FlavorResource, int]] = {}
-        self._cohort_used: dict[str, dict[FlavorResource, int]] = {}
+        self.cohorts: dict[str, CohortNode] = {}
+        self._queue_children: dict[str, set[str]] = {}
+        self._cohort_children: dict[str, set[str]] = {}
         self._freed: dict[str, int] = {}
         self._changed: dict[str, int] = {}
 
@@ -83,10 +164,12 @@ class QuotaBook:
         ``draining`` (Kueue holds a ClusterQueue with admitted workloads until they finish): its
         usage keeps counting against its cohort until it is released, then the queue goes.
         """
+        touched = {self.scope(name)}
         old = self.queues.pop(name, None)
-        touched = {self.scope_of_spec(old.spec) if old else name}
+        cohorts: set[str] = set()
         if old and old.spec.cohort:
-            self.cohort_members[old.spec.cohort].discard(name)
+            self._queue_children[old.spec.cohort].discard(name)
+            cohorts.add(old.spec.cohort)
         if spec is None and old is not None and any(self.usage.get(name, {}).values()):
             old.draining = True
             spec = old.spec
@@ -94,47 +177,149 @@ class QuotaBook:
         elif spec is not None:
             self.queues[name] = CompiledQueue.compile(spec)
             self.usage.setdefault(name, {})
+        if spec is not None and spec.cohort:
+            self._node(spec.cohort)
+            self._queue_children.setdefault(spec.cohort, set()).add(name)
+            cohorts.add(spec.cohort)
+        for cohort in sorted(cohorts):
+            self._rebuild_tree_of(cohort)
         if spec is not None:
-            if spec.cohort:
-                self.cohort_members.setdefault(spec.cohort, set()).add(name)
-            touched.add(self.scope_of_spec(spec))
+            touched.add(self.scope(name))
         for scope in touched:
-            if scope.startswith("cohort:"):
-                self._recompute_cohort(scope[7:])
             self.bump(scope, freed=True)
         return touched
 
-    def _recompute_cohort(self, cohort: str) -> None:
-        capacity: dict[FlavorResource, int] = {}
-        used: dict[FlavorResource, int] = {}
-        for member in self.cohort_members.get(cohort, ()):
-            compiled = self.queues[member]
-            for fr, nominal in compiled.nominal.items():
-                capacity[fr] = capacity.get(fr, 0) + nominal - compiled.guaranteed[fr]
-            # all usage counts, also of resources no longer in the queue's quota (nothing guaranteed)
-            for fr, amount in self.usage.get(member, {}).items():
-                excess = max(0, amount - compiled.guaranteed.get(fr, 0))
+    def set_cohort(self, spec: Cohort | None, name: str) -> set[str]:
+        """Install, replace or drop a Cohort object; returns every scope that may have changed.
+
+        Cohort edits are rare, so every tree is compiled again (cycles may appear or go).
+        """
+        before = {self.scope(q) for q in self.queues}
+        node = self._node(name)
+        old_parent = node.spec.parent if node.spec is not None else None
+        if old_parent is not None:
+            self._cohort_children.get(old_parent, set()).discard(name)
+        node.spec = spec
+        node.own, node.borrowing_limit, node.lending_limit = _tables(spec.resource_groups if spec else ())
+        if spec is not None and spec.parent is not None:
+            self._node(spec.parent)
+            self._cohort_children.setdefault(spec.parent, set()).add(name)
+        for cohort in sorted(self.cohorts):
+            node = self.cohorts[cohort]
+            node.parent = node.root = None
+        done: set[str] = set()
+        for cohort in sorted(self.cohorts):
+            if cohort not in done:
+                done.update(self._rebuild_tree_of(cohort))
+        touched = before | {self.scope(q) for q in self.queues}
+        for scope in touched:
+            self.bump(scope, freed=True)
+        return touched
+
+    def _node(self, name: str) -> CohortNode:
+        node = self.cohorts.get(name)
+        if node is None:
+            node = self.cohorts[name] = CohortNode(name)
+        return node
+
+    def _parent_name(self, name: str) -> str | None:
+        node = self.cohorts.get(name)
+        return node.spec.parent if node is not None and node.spec is not None else None
+
+    def _top(self, name: str) -> tuple[str, list[str] | None]:
+        """The root of ``name``'s tree, or a cohort of the cycle its path runs into (and the cycle)."""
+        path: list[str] = []
+        seen: set[str] = set()
+        current: str | None = name
+        while current is not None:
+            if current in seen:
+                return current, path[path.index(current) :]
+            seen.add(current)
+            path.append(current)
+            parent = self._parent_name(current)
+            if parent is None:
+                return current, None
+            current = parent
+        return name, None  # unreachable
+
+    def _subtree(self, top: str) -> list[str]:
+        """Cohorts below ``top`` (itself included), children after parents; cycles visited once."""
+        order: list[str] = []
+        seen: set[str] = set()
+        stack = [top]
+        while stack:
+            name = stack.pop()
+            if name in seen:
+                continue
+            seen.add(name)
+            order.append(name)
+            stack.extend(sorted(self._cohort_children.get(name, ()), reverse=True))
+        return order
+
+    def _rebuild_tree_of(self, cohort: str) -> list[str]:
+        """Compile the tree holding ``cohort`` again from its queues' usage; returns its cohorts."""
+        top, cycle = self._top(cohort)
+        order = self._subtree(top)
+        if cycle is not None:
+            message = "cohort tree has a cycle: " + " -> ".join([*cycle, cycle[0]])
+            for name in order:
+                node = self._node(name)
+                node.parent = node.root = None
+                node.cycle, node.members, node.subtree, node.usage = True, [], {}, {}
+                for queue in self._queue_children.get(name, ()):
+                    if queue in self.queues:
+                        self.queues[queue].parent, self.queues[queue].cycle = None, message
+            return order
+        root = self._node(top)
+        root.parent = None
+        for name in reversed(order):  # children before parents
+            self._compile_node(self._node(name), root)
+        root.members = sorted(
+            q for name in order for q in self._queue_children.get(name, ()) if q in self.queues
+        )
+        return order
+
+    def _compile_node(self, node: CohortNode, root: CohortNode) -> None:
+        node.cycle, node.root = False, root
+        subtree, usage = dict(node.own), dict[FlavorResource, int]()
+        node.child_cohorts = sorted(self._cohort_children.get(node.name, ()))
+        node.child_queues = sorted(q for q in self._queue_children.get(node.name, ()) if q in self.queues)
+        children: list[
+            tuple[dict[FlavorResource, int], dict[FlavorResource, int], dict[FlavorResource, int]]
+        ] = []
+        for child_name in node.child_cohorts:
+            child = self.cohorts[child_name]
+            child.parent = node
+            children.append((child.subtree, child.guaranteed, child.usage))
+        for queue in node.child_queues:
+            compiled = self.queues[queue]
+            compiled.parent, compiled.cycle = node, None
+            children.append((compiled.nominal, compiled.guaranteed, self.usage.get(queue, {})))
+        for quota, guaranteed, used in children:
+            for fr, amount in quota.items():
+                subtree[fr] = subtree.get(fr, 0) + amount - guaranteed.get(fr, 0)
+            # all usage counts, also of resources no longer in the child's quota (nothing kept)
+            for fr, amount in used.items():
+                excess = max(0, amount - guaranteed.get(fr, 0))
                 if excess:
-                    used[fr] = used.get(fr, 0) + excess
-        self._cohort_capacity[cohort] = capacity
-        self._cohort_used[cohort] = used
+                    usage[fr] = usage.get(fr, 0) + excess
+        node.subtree, node.usage = subtree, usage
+        node.guaranteed = {fr: max(0, subtree.get(fr, 0) - lend) for fr, lend in node.lending_limit.items()}
 
     # -- scopes and change counters ----------------------------------------------------------
-    @staticmethod
-    def scope_of_spec(spec: ClusterQueue) -> str:
-        return f"cohort:{spec.cohort}" if spec.cohort else f"cq:{spec.name}"
-
     def scope(self, name: str) -> str:
-        """The sharing scope of a queue: its cohort, or itself when it has none."""
+        """The sharing scope of a queue: the root of its cohort tree, or itself."""
         compiled = self.queues.get(name)
-        if compiled is None:
+        if compiled is None or compiled.parent is None:
             return f"cq:{name}"
-        return self.scope_of_spec(compiled.spec)
+        root = compiled.parent.root
+        return f"cohort:{root.name if root is not None else compiled.parent.name}"
 
     def members(self, scope: str) -> list[str]:
         """Queues in a scope, sorted."""
         if scope.startswith("cohort:"):
-            return sorted(self.cohort_members.get(scope[7:], ()))
+            node = self.cohorts.get(scope[7:])
+            return list(node.members) if node is not None else []
         name = scope[3:]
         return [name] if name in self.queues else []
 
@@ -153,24 +338,30 @@ class QuotaBook:
 
     # -- usage -------------------------------------------------------------------------------
     def charge(self, name: str, usage: dict[FlavorResource, int], sign: int = 1, record: bool = True) -> None:
-        """Add (sign=1) or release (sign=-1) ``usage`` on queue ``name`` and its cohort.
+        """Add (sign=1) or release (sign=-1) ``usage`` on queue ``name`` and up its tree.
 
         ``record=False`` is for what-if simulation: the change counters are left alone.
         """
         own = self.usage.setdefault(name, {})
         compiled = self.queues.get(name)
-        cohort = compiled.spec.cohort if compiled else None
-        used = self._cohort_used.get(cohort) if cohort else None
+        parent = compiled.parent if compiled is not None else None
         for fr, amount in usage.items():
             before = own.get(fr, 0)
             after = before + sign * amount
             own[fr] = after
             self.flavor_usage[fr] = self.flavor_usage.get(fr, 0) + sign * amount
-            if used is not None and compiled is not None:
-                guaranteed = compiled.guaranteed.get(fr, 0)
-                delta = max(0, after - guaranteed) - max(0, before - guaranteed)
-                if delta:
-                    used[fr] = used.get(fr, 0) + delta
+            if parent is None or compiled is None:
+                continue
+            kept = compiled.guaranteed.get(fr, 0)
+            delta = max(0, after - kept) - max(0, before - kept)
+            node: CohortNode | None = parent
+            while delta and node is not None:
+                below = node.usage.get(fr, 0)
+                above = below + delta
+                node.usage[fr] = above
+                kept = node.guaranteed.get(fr, 0)
+                delta = max(0, above - kept) - max(0, below - kept)
+                node = node.parent
         if record:
             self.bump(self.scope(name), freed=sign < 0)
             if compiled is not None and compiled.draining and not any(own.values()):
@@ -185,16 +376,11 @@ class QuotaBook:
         if nominal is None:
             return 0
         used = self.usage[name].get(fr, 0)
-        cohort = compiled.spec.cohort
-        if cohort is None:
+        parent = compiled.parent
+        if parent is None:
             return max(0, nominal - used)
-        guaranteed = compiled.guaranteed[fr]
-        free = self._cohort_capacity[cohort].get(fr, 0) - self._cohort_used[cohort].get(fr, 0)
-        free += max(0, guaranteed - used)
         limit = compiled.borrowing_limit[fr]
-        if limit is not None:
-            free = min(free, nominal + limit - used)
-        return max(0, free)
+        return max(0, _through(parent, nominal, compiled.guaranteed[fr], limit, used, fr))
 
     def potential_available(self, name: str, fr: FlavorResource) -> int:
         """The most of ``fr`` the queue could hold were nothing used (Kueue's PotentialAvailable)."""
@@ -202,10 +388,9 @@ class QuotaBook:
         if compiled is None or fr not in compiled.nominal:
             return 0
         nominal = compiled.nominal[fr]
-        cohort = compiled.spec.cohort
-        if cohort is None:
+        if compiled.parent is None:
             return nominal
-        most = compiled.guaranteed[fr] + self._cohort_capacity[cohort].get(fr, 0)
+        most = compiled.guaranteed[fr] + compiled.parent.potential(fr)
         limit = compiled.borrowing_limit[fr]
         return most if limit is None else min(most, nominal + limit)
 
@@ -237,14 +422,15 @@ class QuotaBook:
             for fr in sorted(set(compiled.nominal) | {fr for fr, v in usage.items() if v}):
                 used = usage.get(fr, 0)
                 cap: int | None = compiled.nominal.get(fr, 0)
-                if compiled.spec.cohort is not None:
+                if compiled.parent is not None:
                     limit = compiled.borrowing_limit.get(fr)
                     cap = None if limit is None else compiled.nominal[fr] + limit
                 if cap is not None and used > cap:
                     out.append(f"ClusterQueue {name} {fr}: {used} > {cap}")
-        for cohort in sorted(self.cohort_members):
-            capacity, used_map = self._cohort_capacity[cohort], self._cohort_used[cohort]
-            for fr in sorted(used_map):
-                if used_map[fr] > capacity.get(fr, 0):
-                    out.append(f"cohort {cohort} {fr}: {used_map[fr]} > {capacity.get(fr, 0)}")
+        for cohort in sorted(self.cohorts):
+            node = self.cohorts[cohort]
+            for fr in sorted(fr for fr, v in node.usage.items() if v):
+                limit = node.borrowing_limit.get(fr) if node.parent is not None else 0
+                if limit is not None and node.usage[fr] > node.subtree.get(fr, 0) + limit:
+                    out.append(f"cohort {cohort} {fr}: {node.usage[fr]} > {node.subtree.get(fr, 0) + limit}")
         return out

@@ -17,7 +17,9 @@ from typing import Any, Literal
 from codeflare.k8s.quantity import QuantityError, format_milli, milli_value
 from codeflare.scheduling.model import Admission
 
-PreemptionReason = Literal["InClusterQueue", "InCohortReclamation", "InCohortReclaimWhileBorrowing"]
+PreemptionReason = Literal[
+    "InClusterQueue", "InCohortReclamation", "InCohortReclaimWhileBorrowing", "InCohortFairSharing"
+]
 PendingKind = Literal[
     "QuotaShortfall",
     "CapacityShortfall",

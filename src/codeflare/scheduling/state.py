@@ -1,6 +1,7 @@
 """What the admission engine keeps between calls, split by role as Kueue splits it.
 
-:class:`EngineState` is the configuration (backoff, head-of-line holding, capacity check), the
+:class:`EngineState` is the configuration (backoff, head-of-line holding, capacity check, fair
+sharing), the
 :class:`~codeflare.scheduling.cache.SchedulingCache` (quota book, admitted workloads, flavors,
 nodes) and the :class:`~codeflare.scheduling.manager.QueueManager` (routing, pending heaps,
 backoff timers). :class:`~codeflare.scheduling.engine.AdmissionEngine` feeds inputs into them;
@@ -14,6 +15,7 @@ from dataclasses import dataclass, field
 
 from codeflare.scheduling.cache import SchedulingCache
 from codeflare.scheduling.manager import QueueManager
+from codeflare.scheduling.model import FairSharing
 
 __all__ = ["EngineState"]
 
@@ -28,6 +30,7 @@ class EngineState:
     cache: SchedulingCache = field(init=False)
     manager: QueueManager = field(default_factory=QueueManager)
     now: float = 0.0
+    fair_sharing: FairSharing = field(default_factory=FairSharing)
 
     def __post_init__(self) -> None:
         self.cache = SchedulingCache(self.capacity_check)
