@@ -151,8 +151,11 @@ def test_suspend_resume_and_shutdown_after_finish_of_an_own_cluster(jobs: LocalP
     # it to go and run on a fresh cluster, never on the dying one.
     kube.patch(kinds.RAYJOB, "own", {"spec": {"suspend": False}}, "default")
     wait_for(lambda: not la.alive(first_procs), 30, 0.1, what="the suspended cluster's processes to exit")
+    # The new attempt's id is recorded at once (as KubeRay does); it is submitted (jobStatus set)
+    # only once its fresh cluster is ready.
     jobs.wait(
-        lambda: job_status(jobs, "own").get("jobId") not in (None, first["jobId"]),
+        lambda: job_status(jobs, "own").get("jobId") not in (None, first["jobId"])
+        and bool(job_status(jobs, "own").get("jobStatus")),
         120,
         "a second submission",
     )

@@ -168,7 +168,7 @@ class RayJob:
         if kept is not None:
             return str((kept.get("data") or {}).get("logs", ""))
         status = self.status()
-        if not status.job_id:
+        if not (status.job_id and status.job):  # an id is recorded before it is submitted
             return ""
         rc = (
             self.client.kube.find(kinds.RAYCLUSTER, status.cluster, self.namespace)

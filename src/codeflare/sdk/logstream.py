@@ -84,7 +84,8 @@ def _tail_target(job: RayJob, poll: float, timeout: float | None) -> tuple[Any, 
         status = job.status()
         if status.finished:
             return None
-        if status.job_id and status.cluster:
+        # jobId is recorded before the submission (as KubeRay does); jobStatus says it happened
+        if status.job_id and status.job and status.cluster:
             rc = job.client.kube.find(kinds.RAYCLUSTER, status.cluster, job.namespace)
             url = dashboard_uri(job.client, rc) if rc else None
             if url:

@@ -49,13 +49,19 @@ class RayJobsAPI:
             kwargs["entrypoint_resources"] = {
                 k: float(v) for k, v in yaml.safe_load(spec["entrypointResources"]).items()
             }
-        self._client(url).submit_job(
-            entrypoint=spec["entrypoint"],
-            submission_id=submission_id,
-            runtime_env=runtime_env,
-            metadata=dict(spec.get("metadata") or {}),
-            **kwargs,
-        )
+        try:
+            self._client(url).submit_job(
+                entrypoint=spec["entrypoint"],
+                submission_id=submission_id,
+                runtime_env=runtime_env,
+                metadata=dict(spec.get("metadata") or {}),
+                **kwargs,
+            )
+        except RuntimeError as exc:
+            # Submitted by an earlier pass whose status write did not land: Ray keeps submission
+            # ids unique, so this is the same submission, not a new one.
+            if "already exists" not in str(exc):
+                raise
 
     def state(self, url: str, job_id: str) -> RayJobState:
         """The job's state; a failure to ask is reported in ``error``, not raised."""

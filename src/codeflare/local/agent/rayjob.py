@@ -102,17 +102,18 @@ class RayJobRunner:
             return
         decision = rd.decide(await self.observe(job))
         for action in decision.actions:
-            await self._act(job, action)
+            job = await self._act(job, action)
         if decision.note:
             log.info("RayJob %s/%s: %s", namespace, name, decision.note)
         if decision.problem:
             log.warning("RayJob %s/%s: %s; will retry", namespace, name, decision.problem)
 
-    async def _act(self, job: Obj, action: rd.Action) -> None:
+    async def _act(self, job: Obj, action: rd.Action) -> Obj:
+        """Carry out one action; the job as it is afterwards (a status write changes it)."""
         namespace = job["metadata"].get("namespace")
         if isinstance(action, rd.WriteStatus):
-            await self._write_status(job, dict(action.changes))
-        elif isinstance(action, rd.StopRayJob):
+            return await self._write_status(job, dict(action.changes))
+        if isinstance(action, rd.StopRayJob):
             await asyncio.to_thread(self.ray.stop, action.url, action.job_id)
         elif isinstance(action, rd.Submit):
             await asyncio.to_thread(self.ray.submit, action.url, job, action.job_id)
@@ -122,15 +123,18 @@ class RayJobRunner:
             await self._create_cluster(job, action.name)
         elif isinstance(action, rd.DeleteCluster):
             await self.kube.delete(kinds.RAYCLUSTER, action.name, namespace)
+        return job
 
-    async def _write_status(self, job: Obj, changes: Obj) -> None:
+    async def _write_status(self, job: Obj, changes: Obj) -> Obj:
         status = dict(job.get("status") or {})
         if {**status, **changes} == status:
-            return
+            return job
         meta = job["metadata"]
-        await self.kube.patch(
-            kinds.RAYJOB, meta["name"], {"status": changes}, meta.get("namespace"), status=True
-        )
+        # The observed resourceVersion is a precondition: a pass that decided on a stale copy of
+        # the job gets a Conflict (and is retried from a fresh one) instead of, say, recording a
+        # second submission id (see rayjob_decision).
+        body = {"metadata": {"resourceVersion": meta.get("resourceVersion")}, "status": changes}
+        return await self.kube.patch(kinds.RAYJOB, meta["name"], body, meta.get("namespace"), status=True)
 
     async def _create_cluster(self, job: Obj, cluster_name: str) -> None:
         meta = job["metadata"]

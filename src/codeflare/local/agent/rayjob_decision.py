@@ -8,8 +8,12 @@ created from ``rayClusterSpec``, or the one ``clusterSelector`` names) to be rea
 submits to one being deleted; ``activeDeadlineSeconds`` counts from ``startTime`` and fails the
 job with DeadlineExceeded; a failed attempt is retried (Retrying, a new submission) while
 ``status.failed`` stays within ``backoffLimit``; ``shutdownAfterJobFinishes`` deletes an own
-cluster ``ttlSecondsAfterFinished`` after ``endTime``. No I/O and no clock: ``now`` is given, and
-so is the id a new submission would use, so every case is a table row in the tests.
+cluster ``ttlSecondsAfterFinished`` after ``endTime``. As KubeRay does, a submission's id is
+recorded in ``status.jobId`` before anything is submitted, and only a recorded id is submitted:
+the runner writes status with the observed resourceVersion as a precondition, so a pass that acts
+on a stale copy loses with a conflict instead of submitting the job a second time under another id,
+and submitting a recorded id twice is refused by Ray. No I/O and no clock: ``now`` is given, and so
+is the id a new submission would take, so every case is a table row in the tests.
 """
 
 from __future__ import annotations
@@ -137,6 +141,7 @@ def needs_ray_state(job: Obj, cluster: Obj | None) -> bool:
         not spec.get("suspend")
         and deployment not in (*FINISHED, "Retrying")
         and bool(status.get("jobId"))
+        and bool(status.get("jobStatus"))  # submitted, not only recorded
         and dashboard_url(cluster) is not None
     )
 
@@ -151,13 +156,15 @@ def decide(obs: Observation) -> Decision:
         return _after_finish(obs)
     decision = Decision()
     name = cluster_name_of(job)
-    if deployment in ("", "Suspended", "New"):
+    starting = deployment in ("", "Suspended", "New")
+    if starting:
         decision.then(
             WriteStatus(
                 {
                     "jobDeploymentStatus": "Initializing",
                     "rayClusterName": name,
                     "startTime": format_rfc3339(obs.now),
+                    "jobId": status.get("jobId") or obs.new_job_id,
                 }
             )
         )
@@ -187,13 +194,18 @@ def decide(obs: Observation) -> Decision:
         )
     if url is None:
         return decision
-    if not status.get("jobId") or deployment == "Retrying":
-        decision.note = f"submitted as {obs.new_job_id}"
+    job_id = status.get("jobId")
+    if not job_id and starting:
+        return decision  # the id was recorded by the Initializing write of this very pass
+    if not job_id or (deployment == "Retrying" and status.get("jobStatus")):
+        # Record the id of the next submission first; a later pass, seeing it, submits it.
+        return decision.then(WriteStatus({"jobId": obs.new_job_id, "jobStatus": None}))
+    if not status.get("jobStatus"):
+        decision.note = f"submitted as {job_id}"
         return decision.then(
-            Submit(url, obs.new_job_id),
+            Submit(url, str(job_id)),
             WriteStatus(
                 {
-                    "jobId": obs.new_job_id,
                     "jobStatus": "PENDING",
                     "jobDeploymentStatus": "Running",
                     "dashboardURL": url,
@@ -201,7 +213,7 @@ def decide(obs: Observation) -> Decision:
                 }
             ),
         )
-    return _follow(decision, obs, url, str(status["jobId"]))
+    return _follow(decision, obs, url, str(job_id))
 
 
 def _follow(decision: Decision, obs: Observation, url: str, job_id: str) -> Decision:

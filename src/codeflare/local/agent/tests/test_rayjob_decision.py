@@ -52,12 +52,17 @@ def cluster(name: str = OWN, *, ready: bool = True, deleting: bool = False) -> d
 
 
 RUNNING = {"jobDeploymentStatus": "Running", "jobId": "job-1", "jobStatus": "RUNNING", "startTime": ago(30)}
-INITIALIZING = {"jobDeploymentStatus": "Initializing", "rayClusterName": OWN, "startTime": ago(5)}
+RECORDED_ID = "job-recorded"
+INITIALIZING = {
+    "jobDeploymentStatus": "Initializing",
+    "rayClusterName": OWN,
+    "startTime": ago(5),
+    "jobId": RECORDED_ID,
+}
 SUBMITTED = [
-    rd.Submit(URL, NEW_ID),
+    rd.Submit(URL, RECORDED_ID),
     rd.WriteStatus(
         {
-            "jobId": NEW_ID,
             "jobStatus": "PENDING",
             "jobDeploymentStatus": "Running",
             "dashboardURL": URL,
@@ -75,8 +80,9 @@ SUSPENDED = rd.WriteStatus(
     }
 )
 INIT_WRITE = rd.WriteStatus(
-    {"jobDeploymentStatus": "Initializing", "rayClusterName": OWN, "startTime": NOW_TEXT}
+    {"jobDeploymentStatus": "Initializing", "rayClusterName": OWN, "startTime": NOW_TEXT, "jobId": NEW_ID}
 )
+RECORD_NEW_ID = rd.WriteStatus({"jobId": NEW_ID, "jobStatus": None})
 
 
 def ended(deployment: str, job_status: str, reason: str | None, message: str, **extra: Any) -> rd.WriteStatus:
@@ -116,7 +122,12 @@ CASES = [
         None,
         [
             rd.WriteStatus(
-                {"jobDeploymentStatus": "Initializing", "rayClusterName": "shared", "startTime": NOW_TEXT}
+                {
+                    "jobDeploymentStatus": "Initializing",
+                    "rayClusterName": "shared",
+                    "startTime": NOW_TEXT,
+                    "jobId": NEW_ID,
+                }
             ),
             rd.WriteStatus({"message": "waiting for RayCluster shared"}),
         ],
@@ -133,6 +144,28 @@ CASES = [
         job(INITIALIZING),
         cluster(),
         SUBMITTED,
+    ),
+    Case(
+        # Stale-copy safety (KubeRay records the id first): an id is recorded, then submitted.
+        "a job with a ready cluster but no recorded id records one and submits nothing yet",
+        job({**INITIALIZING, "jobId": None}),
+        cluster(),
+        [RECORD_NEW_ID],
+    ),
+    Case(
+        "a new job whose selected cluster is ready records its id and submits on the next pass",
+        job(**SELECTOR),
+        cluster("shared"),
+        [
+            rd.WriteStatus(
+                {
+                    "jobDeploymentStatus": "Initializing",
+                    "rayClusterName": "shared",
+                    "startTime": NOW_TEXT,
+                    "jobId": NEW_ID,
+                }
+            ),
+        ],
     ),
     Case(
         "a selector job submits to the selected cluster",
@@ -184,8 +217,19 @@ CASES = [
         ray=rd.RayJobState("FAILED", "exit code 3"),
     ),
     Case(
-        "a retrying job is submitted again under a new id",
-        job({**RUNNING, "jobDeploymentStatus": "Retrying", "failed": 1}, backoffLimit=2),
+        "a retrying job records a new id for its next attempt",
+        job({**RUNNING, "jobDeploymentStatus": "Retrying", "jobStatus": "FAILED", "failed": 1},
+            backoffLimit=2),
+        cluster(),
+        [RECORD_NEW_ID],
+    ),
+    Case(
+        "a retrying job with its new id recorded submits it",
+        job(
+            {**RUNNING, "jobDeploymentStatus": "Retrying", "jobId": RECORDED_ID, "jobStatus": None,
+             "failed": 1},
+            backoffLimit=2,
+        ),
         cluster(),
         SUBMITTED,
     ),
@@ -324,7 +368,7 @@ def test_an_unanswered_jobs_api_is_reported_as_a_problem() -> None:
         (RUNNING, {"suspend": True}, True, False),
         ({**RUNNING, "jobDeploymentStatus": "Retrying"}, {}, True, False),  # resubmitted, not asked
         (finished(), {}, True, False),
-        (INITIALIZING, {}, True, False),  # nothing submitted yet
+        (INITIALIZING, {}, True, False),  # an id recorded, nothing submitted yet
     ],
 )
 def test_the_ray_job_is_asked_about_only_when_the_decision_reads_it(
