@@ -25,6 +25,7 @@ from codeflare.kube import errors
 from codeflare.operator.context import OperatorContext
 from codeflare.operator.queueing.decisions import DecisionWriter
 from codeflare.operator.queueing.feeder import CYCLE, EngineFeeder, JobRef, QueueingState
+from codeflare.operator.queueing.forecasting import StartForecaster
 from codeflare.operator.queueing.jobsync import JobSync
 from codeflare.operator.queueing.reporter import QueueStatusReporter
 from codeflare.scheduling import AdmissionEngine
@@ -62,6 +63,8 @@ class QueueingController:
         self.reporter = QueueStatusReporter(ctx, self.state)
         self.feeder.subscribe(ctx.informers, cfg.capacity_check)
         self.jobs.subscribe(ctx.informers)
+        self.forecaster = StartForecaster(ctx, self.state)  # estimated starts (advice, published apart)
+        self.forecaster.subscribe()
         self._queue_status_at = 0.0
         self._queue_status_due = False
 
@@ -70,6 +73,7 @@ class QueueingController:
 
     def background(self) -> list[Awaitable[Any]]:
         loops: list[Awaitable[Any]] = [self._schedule_loop(), self._job_loop(), self._reason_loop()]
+        loops.append(self.forecaster.run(self._synced))
         if self.ctx.config.queueing.wait_for_pods_ready.enabled:
             loops.append(self._pods_ready_loop())
         return loops  # the informers themselves run in ctx.informers
