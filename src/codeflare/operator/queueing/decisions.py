@@ -23,6 +23,7 @@ from codeflare.k8s.constants import CAPACITY_SHORTFALLS_ANNOTATION
 from codeflare.k8s.timestamps import epoch_seconds, format_rfc3339
 from codeflare.k8s.types import Obj
 from codeflare.kube import errors, kinds
+from codeflare.kube.ratelimit import Priority, priority
 from codeflare.operator.context import OperatorContext
 from codeflare.operator.queueing import status
 from codeflare.operator.queueing.adapters import adapter_for
@@ -89,7 +90,8 @@ class DecisionWriter:
 
         async def admit(key: str, admission: Admission) -> None:
             async with limit:
-                await self.admit(key, admission, now, result.now)
+                with priority(Priority.ADMISSION):  # first in the client's rate limit
+                    await self.admit(key, admission, now, result.now)
             unwritten.pop(key, None)
 
         state.admissions_idle.clear()  # the pending-reason writer waits for these
@@ -100,12 +102,14 @@ class DecisionWriter:
             failures = [o for o in outcomes if isinstance(o, BaseException)]
             if failures:
                 raise failures[0]
-            await self._evict_all(result, now)
+            with priority(Priority.ADMISSION):
+                await self._evict_all(result, now)
         finally:
             state.admissions_idle.set()
             for key in unwritten:  # a write failed: forget the decision, requeue from the API's view
                 state.forget_admission(key)
-        await self._record_shortfalls(self._mark_reasons(result), limit)
+        with priority(Priority.BOOKKEEPING):  # after admissions in the client's rate limit
+            await self._record_shortfalls(self._mark_reasons(result), limit)
 
     async def _evict_all(self, result: SchedulingResult, now: str) -> None:
         state = self.state

@@ -24,6 +24,7 @@ from codeflare.k8s.conditions import conditions_of, find_condition
 from codeflare.k8s.timestamps import format_rfc3339
 from codeflare.k8s.types import Obj
 from codeflare.kube import errors
+from codeflare.kube.ratelimit import Priority, priority
 from codeflare.operator.queueing import reason_codes
 from codeflare.operator.queueing.feeder import QueueingState
 from codeflare.scheduling import PendingInfo
@@ -127,7 +128,8 @@ class PendingReasonWriter:
                 await asyncio.sleep(0)
                 continue
             if batch:
-                await asyncio.gather(*(self._write_one(k, t) for k, t in batch))
+                with priority(Priority.BOOKKEEPING):  # after admissions in the client's rate limit
+                    await asyncio.gather(*(self._write_one(k, t) for k, t in batch))
                 await asyncio.sleep(len(batch) / self._rate)
 
     def _take_batch(self) -> list[tuple[str, PendingText]] | None:

@@ -23,6 +23,7 @@ from codeflare.k8s.timestamps import format_rfc3339
 from codeflare.k8s.types import Obj
 from codeflare.kube import errors, kinds
 from codeflare.kube.kinds import Kind
+from codeflare.kube.ratelimit import Priority, priority
 from codeflare.operator.context import OperatorContext
 from codeflare.operator.metrics import KueueCounts
 from codeflare.operator.queueing import convert, finalizers, reason_codes, status
@@ -134,7 +135,8 @@ class QueueStatusReporter:
         seen = (self.state.changes, {name: engine.usage(name) for _, name in cluster_queues})
         if seen == self._reported:
             return
-        await self._write()
+        with priority(Priority.BOOKKEEPING):  # after admissions in the client's rate limit
+            await self._write()
         self._reported = seen
 
     async def _write(self) -> None:

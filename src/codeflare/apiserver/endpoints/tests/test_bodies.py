@@ -116,3 +116,62 @@ def test_duplicates_are_found_exactly(tree: dict[str, Any], repeat: bool) -> Non
     expected = [(key, f"duplicate field {json.dumps(key)}")] if repeat else []
     assert getattr(value, "duplicate_fields", []) == expected
     assert value == ({**tree, key: 0} if repeat else tree)
+
+
+# The container-only walk of JSON bodies (no string to check) keeps _check's budgets and counts.
+@settings(max_examples=200, deadline=None)
+@given(tree=TREES, depth=st.integers(min_value=0, max_value=bodies.MAX_DEPTH + 2))
+def test_the_container_walk_counts_as_the_full_walk(tree: Any, depth: int) -> None:
+    for _ in range(depth + 1):
+        tree = [tree]
+    full, fast = [0, 0], [1, 0]
+    try:
+        bodies._check(tree, 0, full, check_strings=False, convert=False)
+    except ValueError as exc:
+        with pytest.raises(ValueError, match=str(exc)):
+            bodies._count_containers(tree, 0, fast)
+        return
+    bodies._count_containers(tree, 0, fast)
+    assert fast == full
+
+
+@pytest.mark.parametrize("depth", [bodies.MAX_DEPTH, bodies.MAX_DEPTH + 1])
+def test_json_depth_limit_is_exact(depth: int) -> None:
+    text = "[" * depth + "1" + "]" * depth
+    if depth > bodies.MAX_DEPTH:
+        with pytest.raises(ValueError, match="nested deeper"):
+            bodies.decode_json(text)
+    else:
+        assert bodies.decode_json(text) is not None
+
+
+# JSON sent as YAML (client-go's apply bodies) takes the JSON decoder; YAML's answer stands
+# wherever the JSON decoder refuses the text or finds repeated keys.
+@settings(max_examples=100, deadline=None)
+@given(tree=st.dictionaries(KEYS, TREES, max_size=4))
+def test_json_sent_as_yaml_decodes_as_yaml_would(tree: dict[str, Any]) -> None:
+    text = json.dumps(tree)
+    assert bodies.decode_yaml(text) == tree
+    loader = bodies._DuplicateKeyLoader(text)
+    try:
+        assert loader.get_single_data() == tree  # PyYAML agrees
+    finally:
+        loader.dispose()
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ('{"a": NaN}', {"a": "NaN"}),  # no JSON number, a YAML string
+        ("{a: 1, b: [x, y]}", {"a": 1, "b": ["x", "y"]}),  # YAML flow, not JSON
+        ('{"a": 1}\n', {"a": 1}),
+    ],
+)
+def test_yaml_that_starts_like_json_keeps_yaml_semantics(text: str, expected: object) -> None:
+    assert bodies.decode_yaml(text) == expected
+
+
+def test_json_sent_as_yaml_with_repeated_keys_is_worded_as_yaml() -> None:
+    value = bodies.decode_yaml('{"spec": {"paused": true,\n "paused": false}}')
+    assert isinstance(value, bodies.DecodedObject)
+    assert value.duplicate_fields == [("", 'line 2: key "paused" already set in map')]
