@@ -11,6 +11,7 @@ Usage: python deploy/crds/generate.py [--check]
 
 from __future__ import annotations
 
+import copy
 import sys
 from pathlib import Path
 from typing import Any
@@ -535,7 +536,55 @@ def app_wrapper() -> Schema:
     )
 
 
-# --- kueue.x-k8s.io/v1beta1 ------------------------------------------------------------------
+# --- kueue.x-k8s.io: v1beta2 stored, v1beta1 served (deprecated) -----------------------------
+#
+# Kueue 0.19 config/components/crd/bases/kueue.x-k8s.io_*.yaml: both versions served, v1beta2 the
+# storage version, v1beta1 deprecated with the warning below, converted by a webhook on /convert
+# (Kueue's service is kueue-webhook-service; ours is the operator's, which patches the CRD's
+# clientConfig with its URL and CA bundle at start). Each builder describes v1beta1; the v1beta2
+# schema is derived from it by the renames of codeflare.api.kueue_conversion.
+
+KUEUE_DEPRECATION_WARNING = "This version is deprecated. Use v1beta2 instead."
+KUEUE_CONVERSION: Schema = {
+    "strategy": "Webhook",
+    "webhook": {
+        "clientConfig": {
+            "service": {
+                "name": "codeflare-operator-webhook",
+                "namespace": "codeflare-system",
+                "path": "/convert",
+            }
+        },
+        "conversionReviewVersions": ["v1"],
+    },
+}
+
+
+def rename_property(node: Schema, old: str, new: str, replacement: Schema | None = None) -> None:
+    """Rename ``old`` to ``new`` in an object node's properties, keeping its place."""
+    node["properties"] = {
+        (new if key == old else key): (replacement if key == old and replacement is not None else value)
+        for key, value in node["properties"].items()
+    }
+
+
+def kueue_versions(
+    definition: Schema, to_v1beta2: Any = None, v1beta2_columns: list[Schema] | None = None
+) -> Schema:
+    """``definition`` (v1beta1 only) serving v1beta1 (deprecated) and v1beta2 (stored), by webhook."""
+    v1beta1 = definition["spec"]["versions"][0]
+    v1beta2 = copy.deepcopy(v1beta1)
+    v1beta2["name"] = "v1beta2"
+    if to_v1beta2 is not None:
+        to_v1beta2(v1beta2["schema"]["openAPIV3Schema"])
+    if v1beta2_columns is not None:
+        v1beta2["additionalPrinterColumns"] = [*v1beta2_columns, AGE]
+    deprecated = {"name": "v1beta1", "served": True, "storage": False, "deprecated": True,
+                  "deprecationWarning": KUEUE_DEPRECATION_WARNING}
+    v1beta1 = {**deprecated, **{k: v for k, v in v1beta1.items() if k not in deprecated}}
+    definition["spec"]["versions"] = [v1beta1, v1beta2]
+    definition["spec"]["conversion"] = copy.deepcopy(KUEUE_CONVERSION)
+    return definition
 
 
 # Kueue v0.14 apis/kueue/v1beta1/resourceflavor_types.go and workload_types.go (PodSetUpdate): the
@@ -583,7 +632,7 @@ def resource_flavor() -> Schema:
             ),
         ),
     )
-    return crd(
+    definition = crd(
         "kueue.x-k8s.io",
         "ResourceFlavor",
         "resourceflavors",
@@ -596,6 +645,7 @@ def resource_flavor() -> Schema:
         categories=KUEUE_CATEGORIES,
         description="A kind of node (labels and taints) that quota is given in.",
     )
+    return kueue_versions(definition)
 
 
 def usage_by_flavor(description: str, with_borrowed: bool = True, max_items: int = 64) -> Schema:
@@ -608,6 +658,35 @@ def usage_by_flavor(description: str, with_borrowed: bool = True, max_items: int
         description=description,
         maxItems=max_items,
     )
+
+
+def admission_checks_strategy() -> Schema:
+    rule = obj(
+        {
+            "name": string("An AdmissionCheck.", maxLength=316),
+            "onFlavors": array(
+                string(maxLength=253), "Flavors the check applies to; all when empty.", maxItems=64
+            ),
+        },
+        required=["name"],
+    )
+    return obj(
+        {"admissionChecks": array(rule, "Checks every workload must pass before admission.", maxItems=64)},
+        "Admission checks, optionally per flavor (v1beta2's only form).",
+    )
+
+
+def cluster_queue_v1beta2(schema: Schema) -> None:
+    """Kueue v1beta2 clusterqueue_types.go: cohortName, no admissionChecks, no Borrow/Preempt."""
+    spec = schema["properties"]["spec"]
+    rename_property(spec, "cohort", "cohortName")
+    del spec["properties"]["admissionChecks"]
+    fungibility = spec["properties"]["flavorFungibility"]["properties"]
+    fungibility["whenCanBorrow"] = enum(["MayStopSearch", "TryNextFlavor"], default="MayStopSearch")
+    fungibility["whenCanPreempt"] = enum(["MayStopSearch", "TryNextFlavor"], default="TryNextFlavor")
+    for rule in spec["x-kubernetes-validations"]:
+        # the message stays "... when cohort is empty", as Kueue's v1beta2 marker words it
+        rule["rule"] = rule["rule"].replace("self.cohort)", "self.cohortName)")
 
 
 def cluster_queue() -> Schema:
@@ -663,8 +742,13 @@ def cluster_queue() -> Schema:
             ),
             "flavorFungibility": obj(
                 {
-                    "whenCanBorrow": enum(["Borrow", "TryNextFlavor"], default="Borrow"),
-                    "whenCanPreempt": enum(["Preempt", "TryNextFlavor"], default="TryNextFlavor"),
+                    # v1beta1 still accepts the old names Borrow and Preempt (for MayStopSearch)
+                    "whenCanBorrow": enum(
+                        ["MayStopSearch", "TryNextFlavor", "Borrow"], default="MayStopSearch"
+                    ),
+                    "whenCanPreempt": enum(
+                        ["MayStopSearch", "TryNextFlavor", "Preempt"], default="TryNextFlavor"
+                    ),
                 },
                 "When to move on to the next flavor.",
                 default={},
@@ -693,6 +777,7 @@ def cluster_queue() -> Schema:
             ),
             "stopPolicy": enum(["None", "Hold", "HoldAndDrain"], "Stop admitting (and evicting).", "None"),
             "admissionChecks": array(string(), "Checks every workload must pass before admission."),
+            "admissionChecksStrategy": admission_checks_strategy(),
         },
         "Quota and admission policy.",
         **rules(
@@ -714,7 +799,12 @@ def cluster_queue() -> Schema:
         },
         "Observed state, written by the queueing controller.",
     )
-    return crd(
+    columns = [
+        column("Strategy", ".spec.queueingStrategy"),
+        column("Pending Workloads", ".status.pendingWorkloads", "integer"),
+        column("Admitted Workloads", ".status.admittedWorkloads", "integer"),
+    ]
+    definition = crd(
         "kueue.x-k8s.io",
         "ClusterQueue",
         "clusterqueues",
@@ -722,16 +812,12 @@ def cluster_queue() -> Schema:
         namespaced=False,
         spec=spec,
         status=status,
-        columns=[
-            column("Cohort", ".spec.cohort"),
-            column("Strategy", ".spec.queueingStrategy"),
-            column("Pending Workloads", ".status.pendingWorkloads", "integer"),
-            column("Admitted Workloads", ".status.admittedWorkloads", "integer"),
-        ],
+        columns=[column("Cohort", ".spec.cohort"), *columns],
         short_names=["cq"],
         categories=KUEUE_CATEGORIES,
         description="Quota shared by the workloads of its LocalQueues.",
     )
+    return kueue_versions(definition, cluster_queue_v1beta2, [column("Cohort", ".spec.cohortName"), *columns])
 
 
 def local_queue() -> Schema:
@@ -762,7 +848,7 @@ def local_queue() -> Schema:
         },
         "Observed state, written by the queueing controller.",
     )
-    return crd(
+    definition = crd(
         "kueue.x-k8s.io",
         "LocalQueue",
         "localqueues",
@@ -779,6 +865,12 @@ def local_queue() -> Schema:
         categories=KUEUE_CATEGORIES,
         description="A namespace's entry point to a ClusterQueue.",
     )
+    return kueue_versions(definition, local_queue_v1beta2)
+
+
+def local_queue_v1beta2(schema: Schema) -> None:
+    """Kueue v1beta2 localqueue_types.go: status.flavorsUsage (v1beta1's flavorUsage)."""
+    rename_property(schema["properties"]["status"], "flavorUsage", "flavorsUsage")
 
 
 # Kueue v0.14 apis/kueue/v1beta1/workload_types.go, the rules on the Workload type itself: while
@@ -805,6 +897,61 @@ WORKLOAD_RULES = rules(
         "field is immutable",
     ),
 )
+
+
+# Kueue v1beta2 workload_types.go: the same rules over priorityClassRef (group and kind never
+# change while quota is reserved, nor the name of a pod PriorityClass), two rules here.
+PODSET_ASSIGNMENTS_RULE = WORKLOAD_RULES["x-kubernetes-validations"][0]
+WORKLOAD_RULES_V1BETA2 = rules(
+    (PODSET_ASSIGNMENTS_RULE["rule"], PODSET_ASSIGNMENTS_RULE["message"]),
+    (
+        f"!({QUOTA_RESERVED.format('oldSelf')}) || ("
+        "has(oldSelf.spec.priorityClassRef) == has(self.spec.priorityClassRef)"
+        " && (!has(oldSelf.spec.priorityClassRef) || ("
+        "oldSelf.spec.priorityClassRef.group == self.spec.priorityClassRef.group"
+        " && oldSelf.spec.priorityClassRef.kind == self.spec.priorityClassRef.kind"
+        " && (self.spec.priorityClassRef.group != 'scheduling.k8s.io'"
+        " || oldSelf.spec.priorityClassRef.name == self.spec.priorityClassRef.name))))",
+        "priorityClassRef is immutable while workload quota reserved",
+    ),
+    (
+        f"!({QUOTA_RESERVED.format('oldSelf')} && {QUOTA_RESERVED.format('self')})"
+        " || (has(oldSelf.spec.queueName) == has(self.spec.queueName)"
+        " && (!has(oldSelf.spec.queueName) || oldSelf.spec.queueName == self.spec.queueName))",
+        "queueName is immutable while workload quota reserved",
+    ),
+)
+
+
+def workload_v1beta2(schema: Schema) -> None:
+    """priorityClassName + priorityClassSource become priorityClassRef {group, kind, name}."""
+    spec = schema["properties"]["spec"]
+    ref = obj(
+        {
+            "group": enum(["kueue.x-k8s.io", "scheduling.k8s.io"], "API group of the priority class."),
+            "kind": enum(["WorkloadPriorityClass", "PriorityClass"], "Kind of the priority class."),
+            "name": string("Name of the priority class.", maxLength=253, minLength=1, pattern=DNS_SUBDOMAIN),
+        },
+        "The priority class the priority came from.",
+        required=["group", "kind", "name"],
+        **rules(
+            (
+                "(self.group == 'scheduling.k8s.io') ? self.kind == 'PriorityClass' : true",
+                "only the PriorityClass kind is allowed for the scheduling.k8s.io group",
+            ),
+            (
+                "(self.group == 'kueue.x-k8s.io') ? self.kind == 'WorkloadPriorityClass' : true",
+                "only the WorkloadPriorityClass kind is allowed for the kueue.x-k8s.io group",
+            ),
+        ),
+    )
+    rename_property(spec, "priorityClassName", "priorityClassRef", ref)
+    del spec["properties"]["priorityClassSource"]
+    spec["x-kubernetes-validations"] = [
+        {"rule": "!has(self.priorityClassRef) || has(self.priority)",
+         "message": "priority should not be nil when priorityClassRef is set"}
+    ]
+    schema.update(WORKLOAD_RULES_V1BETA2)
 
 
 def workload() -> Schema:
@@ -918,11 +1065,11 @@ def workload() -> Schema:
         description="One queued job's demand for quota, and its admission.",
     )
     definition["spec"]["versions"][0]["schema"]["openAPIV3Schema"].update(WORKLOAD_RULES)
-    return definition
+    return kueue_versions(definition, workload_v1beta2)
 
 
 def workload_priority_class() -> Schema:
-    return crd(
+    return kueue_versions(crd(
         "kueue.x-k8s.io",
         "WorkloadPriorityClass",
         "workloadpriorityclasses",
@@ -944,7 +1091,7 @@ def workload_priority_class() -> Schema:
             "description": string("What the class is for."),
         },
         required=["value"],
-    )
+    ))
 
 
 # --- output ----------------------------------------------------------------------------------

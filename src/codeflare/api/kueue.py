@@ -1,4 +1,4 @@
-"""Build the kueue.x-k8s.io/v1beta1 objects an administrator creates: flavors, queues, priorities.
+"""Build the kueue.x-k8s.io/v1beta2 objects an administrator creates: flavors, queues, priorities.
 
 ResourceFlavor, ClusterQueue (one resource group whose covered resources are the union of what
 the flavors list), LocalQueue (optionally the namespace's default, which
@@ -6,7 +6,9 @@ the flavors list), LocalQueue (optionally the namespace's default, which
 Names and quantities are checked here with messages naming the argument, then every manifest is
 checked against our CRD and Kueue's webhook rules (:mod:`codeflare.api.kueue_validation`). A
 flavor that does not list a covered resource gets a nominal quota of 0 for it (Kueue requires
-every flavor of a group to list every covered resource). No I/O.
+every flavor of a group to list every covered resource). Objects are built at v1beta2 (Kueue's
+stored version); :mod:`codeflare.api.kueue_conversion` turns them into v1beta1 for an older
+Kueue. No I/O.
 """
 
 from __future__ import annotations
@@ -28,7 +30,7 @@ __all__ = [
     "is_default_local_queue",
 ]
 
-KUEUE_API_VERSION = "kueue.x-k8s.io/v1beta1"
+KUEUE_API_VERSION = "kueue.x-k8s.io/v1beta2"
 QUEUEING_STRATEGIES = ("BestEffortFIFO", "StrictFIFO")
 STOP_POLICIES = ("None", "Hold", "HoldAndDrain")
 _BUILTIN_RESOURCES = frozenset({"cpu", "memory", "ephemeral-storage", "pods"})
@@ -108,7 +110,7 @@ def build_cluster_queue(
         }],
     }
     if cohort is not None:
-        spec["cohort"] = cohort
+        spec["cohortName"] = cohort
     spec["queueingStrategy"] = queueing_strategy
     spec["namespaceSelector"] = {} if namespace_selector is None else dict(namespace_selector)
     if preemption is not None:

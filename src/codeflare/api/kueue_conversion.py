@@ -29,6 +29,8 @@ import json
 from collections.abc import Callable
 from typing import Any
 
+from codeflare.k8s.constants import POD_PRIORITY_CLASS_SOURCE, WORKLOAD_PRIORITY_CLASS_SOURCE
+
 __all__ = [
     "GROUP",
     "PRESERVED_ANNOTATION",
@@ -36,6 +38,8 @@ __all__ = [
     "V1BETA2",
     "ConversionError",
     "convert",
+    "priority_class_ref",
+    "priority_class_source",
     "to_v1beta1",
     "to_v1beta2",
 ]
@@ -45,8 +49,6 @@ V1BETA1 = f"{GROUP}/v1beta1"
 V1BETA2 = f"{GROUP}/v1beta2"
 PRESERVED_ANNOTATION = "conversion.codeflare.dev/kueue-v1beta2-fields"
 
-WORKLOAD_PRIORITY_CLASS_SOURCE = "kueue.x-k8s.io/workloadpriorityclass"
-POD_PRIORITY_CLASS_SOURCE = "scheduling.k8s.io/priorityclass"
 # v1beta1 priorityClassSource -> v1beta2 priorityClassRef (group, kind); Kueue v1beta2 workload_types.go.
 _PRIORITY_REFS = {
     WORKLOAD_PRIORITY_CLASS_SOURCE: (GROUP, "WorkloadPriorityClass"),
@@ -113,6 +115,20 @@ def to_v1beta1(obj: Obj) -> Obj:
     return out
 
 
+def priority_class_ref(source: str, name: str) -> Obj | None:
+    """v1beta2 ``priorityClassRef`` of a v1beta1 source and name (None: no v1beta2 form)."""
+    ref = _PRIORITY_REFS.get(source)
+    return {"group": ref[0], "kind": ref[1], "name": name} if ref is not None and name else None
+
+
+def priority_class_source(ref: Any) -> tuple[str, str] | None:
+    """(v1beta1 ``priorityClassSource``, name) of a v1beta2 ``priorityClassRef``, or None."""
+    if not isinstance(ref, dict):
+        return None
+    source = _PRIORITY_SOURCES.get((str(ref.get("group", "")), str(ref.get("kind", ""))))
+    return (source, str(ref.get("name", ""))) if source is not None else None
+
+
 # --- per kind (each mutates its own copy) ----------------------------------------------------------
 
 
@@ -156,10 +172,10 @@ def _local_queue_down(obj: Obj) -> None:
 def _workload_up(obj: Obj) -> None:
     spec = obj.get("spec")
     if isinstance(spec, dict):
-        name = spec.pop("priorityClassName", None)
-        ref = _PRIORITY_REFS.get(str(spec.pop("priorityClassSource", None) or ""))
-        if ref is not None and name:
-            spec["priorityClassRef"] = {"group": ref[0], "kind": ref[1], "name": name}
+        name = str(spec.pop("priorityClassName", None) or "")
+        ref = priority_class_ref(str(spec.pop("priorityClassSource", None) or ""), name)
+        if ref is not None:
+            spec["priorityClassRef"] = ref
     status = obj.get("status")
     if isinstance(status, dict):
         _rename(status, "accumulatedPastExexcutionTimeSeconds", "accumulatedPastExecutionTimeSeconds")
@@ -168,12 +184,9 @@ def _workload_up(obj: Obj) -> None:
 def _workload_down(obj: Obj) -> None:
     spec = obj.get("spec")
     if isinstance(spec, dict):
-        ref = spec.pop("priorityClassRef", None)
-        if isinstance(ref, dict):
-            source = _PRIORITY_SOURCES.get((str(ref.get("group", "")), str(ref.get("kind", ""))))
-            if source is not None:
-                spec["priorityClassSource"] = source
-                spec["priorityClassName"] = ref.get("name", "")
+        found = priority_class_source(spec.pop("priorityClassRef", None))
+        if found is not None:
+            spec["priorityClassSource"], spec["priorityClassName"] = found
     status = obj.get("status")
     if isinstance(status, dict):
         _rename(status, "accumulatedPastExecutionTimeSeconds", "accumulatedPastExexcutionTimeSeconds")

@@ -1,17 +1,18 @@
 """The checks Kueue's admission webhooks make on its own kinds, as pure functions over manifests.
 
-Kueue v0.14 validates its objects in two places: the CRD schemas (bounds, enums and CEL rules,
-which our bundled CRDs carry, so the API server refuses those with a 422) and its validating
-webhooks (``pkg/webhooks/clusterqueue_webhook.go``, ``resourceflavor_webhook.go``,
-``workload_webhook.go``), whose rules are here: non-negative quotas, borrowing and lending
-limits only in a cohort, each flavor's resources equal to ``coveredResources`` in order, no
-resource or flavor in two groups, totals, label selectors, node labels and taints, pods
-requests, admission and reclaimable pods against the pod sets, pod sets frozen while quota is
-reserved. The operator's webhooks (``operator/webhooks/kueue.py``) refuse with these; the
-builders of :mod:`codeflare.api.kueue` run them too, so the SDK refuses first. Each function
-returns Kubernetes field errors and never raises on malformed input (the schema has already
-refused wrong types when the API server calls a webhook). LocalQueue and WorkloadPriorityClass
-have no webhook in Kueue: their rules are all in the CRDs. No I/O.
+Kueue validates its objects in two places (the same rules for v1beta2 and v1beta1, whose ``cohort``
+is v1beta2's ``cohortName``): the CRD schemas (bounds, enums and CEL rules, which our bundled CRDs
+carry, so the API server refuses those with a 422) and its validating webhooks
+(``pkg/webhooks/clusterqueue_webhook.go``, ``resourceflavor_webhook.go``, ``workload_webhook.go``),
+whose rules are here: non-negative quotas, borrowing and lending limits only in a cohort, each
+flavor's resources equal to ``coveredResources`` in order, no resource or flavor in two groups,
+totals, label selectors, node labels and taints, pods requests, admission and reclaimable pods
+against the pod sets, pod sets frozen while quota is reserved. The operator's webhooks
+(``operator/webhooks/kueue.py``) refuse with these; the builders of :mod:`codeflare.api.kueue` run
+them too, so the SDK refuses first. Each function returns Kubernetes field errors and never raises
+on malformed input (the schema has already refused wrong types when the API server calls a webhook).
+LocalQueue and WorkloadPriorityClass have no webhook in Kueue: their rules are all in the CRDs. No
+I/O.
 """
 
 from __future__ import annotations
@@ -56,7 +57,8 @@ def cluster_queue_errors(obj: Obj, old: Obj | None = None) -> list[FieldError]:
     """Why Kueue's ClusterQueue webhook would refuse ``obj`` (the same checks on create and update)."""
     spec = _dict(obj.get("spec"))
     groups = [_dict(group) for group in _list(spec.get("resourceGroups"))]
-    errors = _resource_group_errors(groups, in_cohort=bool(spec.get("cohort")))
+    # v1beta2's cohortName, or v1beta1's cohort (both versions are validated alike)
+    errors = _resource_group_errors(groups, in_cohort=bool(spec.get("cohortName") or spec.get("cohort")))
     selector = spec.get("namespaceSelector")
     if selector is not None:
         errors += _selector_errors(selector, "spec.namespaceSelector")

@@ -40,6 +40,10 @@ _KINDS: dict[tuple[str, str], tuple[str, str]] = {
     ("kueue.x-k8s.io/v1beta1", "ClusterQueue"): ("kueue.x-k8s.io", "clusterqueues"),
     ("kueue.x-k8s.io/v1beta1", "LocalQueue"): ("kueue.x-k8s.io", "localqueues"),
     ("kueue.x-k8s.io/v1beta1", "WorkloadPriorityClass"): ("kueue.x-k8s.io", "workloadpriorityclasses"),
+    ("kueue.x-k8s.io/v1beta2", "ResourceFlavor"): ("kueue.x-k8s.io", "resourceflavors"),
+    ("kueue.x-k8s.io/v1beta2", "ClusterQueue"): ("kueue.x-k8s.io", "clusterqueues"),
+    ("kueue.x-k8s.io/v1beta2", "LocalQueue"): ("kueue.x-k8s.io", "localqueues"),
+    ("kueue.x-k8s.io/v1beta2", "WorkloadPriorityClass"): ("kueue.x-k8s.io", "workloadpriorityclasses"),
 }
 _NAMESPACED = frozenset({"RayCluster", "RayJob", "AppWrapper", "LocalQueue"})
 

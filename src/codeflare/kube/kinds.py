@@ -29,6 +29,10 @@ class Kind:
         """The lightkube generic resource class for this kind."""
         return _resource_class(self)
 
+    def at_version(self, version: str) -> Kind:
+        """The same resource at another version of its group (e.g. Kueue's v1beta1)."""
+        return Kind(self.group, version, self.kind, self.plural, self.namespaced)
+
     def ref(self, name: str, namespace: str | None = None) -> str:
         """``kind/namespace/name`` for logs and messages."""
         return f"{self.kind}/{namespace}/{name}" if namespace else f"{self.kind}/{name}"
@@ -66,13 +70,16 @@ CRD = Kind("apiextensions.k8s.io", "v1", "CustomResourceDefinition", "customreso
 RAYCLUSTER = Kind("ray.io", "v1", "RayCluster", "rayclusters")
 RAYJOB = Kind("ray.io", "v1", "RayJob", "rayjobs")
 APPWRAPPER = Kind("workload.codeflare.dev", "v1beta2", "AppWrapper", "appwrappers")
-WORKLOAD = Kind("kueue.x-k8s.io", "v1beta1", "Workload", "workloads")
-CLUSTER_QUEUE = Kind("kueue.x-k8s.io", "v1beta1", "ClusterQueue", "clusterqueues", False)
-LOCAL_QUEUE = Kind("kueue.x-k8s.io", "v1beta1", "LocalQueue", "localqueues")
-RESOURCE_FLAVOR = Kind("kueue.x-k8s.io", "v1beta1", "ResourceFlavor", "resourceflavors", False)
+# Kueue's kinds at v1beta2, the version Kueue stores since 0.16 (v1beta1 is deprecated; the SDK
+# falls back to it on Kueue 0.13-0.15 with Kind.at_version, see codeflare.sdk.client).
+WORKLOAD = Kind("kueue.x-k8s.io", "v1beta2", "Workload", "workloads")
+CLUSTER_QUEUE = Kind("kueue.x-k8s.io", "v1beta2", "ClusterQueue", "clusterqueues", False)
+LOCAL_QUEUE = Kind("kueue.x-k8s.io", "v1beta2", "LocalQueue", "localqueues")
+RESOURCE_FLAVOR = Kind("kueue.x-k8s.io", "v1beta2", "ResourceFlavor", "resourceflavors", False)
 WORKLOAD_PRIORITY_CLASS = Kind(
-    "kueue.x-k8s.io", "v1beta1", "WorkloadPriorityClass", "workloadpriorityclasses", False
+    "kueue.x-k8s.io", "v1beta2", "WorkloadPriorityClass", "workloadpriorityclasses", False
 )
+KUEUE_KINDS = (WORKLOAD, CLUSTER_QUEUE, LOCAL_QUEUE, RESOURCE_FLAVOR, WORKLOAD_PRIORITY_CLASS)
 MACHINE_SET = Kind("machine.openshift.io", "v1beta1", "MachineSet", "machinesets")
 ROUTE = Kind("route.openshift.io", "v1", "Route", "routes")
 MACHINE_DEPLOYMENT = Kind("cluster.x-k8s.io", "v1beta1", "MachineDeployment", "machinedeployments")

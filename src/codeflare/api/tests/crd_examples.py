@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from codeflare.api.kueue_conversion import to_v1beta1
+
 POD_TEMPLATE: dict[str, Any] = {
     "metadata": {"labels": {"app": "ray"}},
     "spec": {
@@ -157,7 +159,7 @@ APP_WRAPPER = {
 }
 
 RESOURCE_FLAVOR = {
-    "apiVersion": "kueue.x-k8s.io/v1beta1",
+    "apiVersion": "kueue.x-k8s.io/v1beta2",
     "kind": "ResourceFlavor",
     "metadata": {"name": "gpu-a100"},
     "spec": {
@@ -168,11 +170,11 @@ RESOURCE_FLAVOR = {
 }
 
 CLUSTER_QUEUE = {
-    "apiVersion": "kueue.x-k8s.io/v1beta1",
+    "apiVersion": "kueue.x-k8s.io/v1beta2",
     "kind": "ClusterQueue",
     "metadata": {"name": "team-a-cq"},
     "spec": {
-        "cohort": "research",
+        "cohortName": "research",
         "queueingStrategy": "StrictFIFO",
         "namespaceSelector": {},
         "resourceGroups": [
@@ -203,7 +205,7 @@ CLUSTER_QUEUE = {
             "reclaimWithinCohort": "Any",
             "borrowWithinCohort": {"policy": "LowerPriority", "maxPriorityThreshold": 100},
         },
-        "flavorFungibility": {"whenCanBorrow": "TryNextFlavor", "whenCanPreempt": "Preempt"},
+        "flavorFungibility": {"whenCanBorrow": "TryNextFlavor", "whenCanPreempt": "MayStopSearch"},
         "stopPolicy": "None",
     },
     "status": {
@@ -218,7 +220,7 @@ CLUSTER_QUEUE = {
 }
 
 LOCAL_QUEUE = {
-    "apiVersion": "kueue.x-k8s.io/v1beta1",
+    "apiVersion": "kueue.x-k8s.io/v1beta2",
     "kind": "LocalQueue",
     "metadata": {
         "name": "team-a",
@@ -229,19 +231,18 @@ LOCAL_QUEUE = {
     "status": {
         "pendingWorkloads": 0,
         "admittedWorkloads": 1,
-        "flavorUsage": [{"name": "gpu-a100", "resources": [{"name": "cpu", "total": "4"}]}],
+        "flavorsUsage": [{"name": "gpu-a100", "resources": [{"name": "cpu", "total": "4"}]}],
     },
 }
 
 WORKLOAD = {
-    "apiVersion": "kueue.x-k8s.io/v1beta1",
+    "apiVersion": "kueue.x-k8s.io/v1beta2",
     "kind": "Workload",
     "metadata": {"name": "raycluster-raytest-1a2b3", "namespace": "team-a"},
     "spec": {
         "queueName": "team-a",
         "priority": 100,
-        "priorityClassName": "high",
-        "priorityClassSource": "kueue.x-k8s.io/workloadpriorityclass",
+        "priorityClassRef": {"group": "kueue.x-k8s.io", "kind": "WorkloadPriorityClass", "name": "high"},
         "active": True,
         "podSets": [
             {"name": "head", "count": 1, "template": POD_TEMPLATE},
@@ -274,7 +275,7 @@ WORKLOAD = {
 }
 
 PRIORITY_CLASS = {
-    "apiVersion": "kueue.x-k8s.io/v1beta1",
+    "apiVersion": "kueue.x-k8s.io/v1beta2",
     "kind": "WorkloadPriorityClass",
     "metadata": {"name": "high"},
     "value": 1000,
@@ -290,4 +291,6 @@ EXAMPLES = [
     LOCAL_QUEUE,
     WORKLOAD,
     PRIORITY_CLASS,
+    # the same Kueue objects as a v1beta1 client sees them (Kueue's conversion)
+    *(to_v1beta1(obj) for obj in (RESOURCE_FLAVOR, CLUSTER_QUEUE, LOCAL_QUEUE, WORKLOAD, PRIORITY_CLASS)),
 ]

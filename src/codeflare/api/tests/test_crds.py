@@ -30,14 +30,24 @@ EXPECTED = {
     "appwrappers.workload.codeflare.dev": ("AppWrapper", "v1beta2", "Namespaced", ["aw"]),
     "rayclusters.ray.io": ("RayCluster", "v1", "Namespaced", []),
     "rayjobs.ray.io": ("RayJob", "v1", "Namespaced", []),
-    "resourceflavors.kueue.x-k8s.io": ("ResourceFlavor", "v1beta1", "Cluster", ["flavor", "flavors", "rf"]),
-    "clusterqueues.kueue.x-k8s.io": ("ClusterQueue", "v1beta1", "Cluster", ["cq"]),
-    "localqueues.kueue.x-k8s.io": ("LocalQueue", "v1beta1", "Namespaced", ["queue", "queues", "lq"]),
-    "workloads.kueue.x-k8s.io": ("Workload", "v1beta1", "Namespaced", ["wl"]),
-    "workloadpriorityclasses.kueue.x-k8s.io": ("WorkloadPriorityClass", "v1beta1", "Cluster", []),
+    "resourceflavors.kueue.x-k8s.io": ("ResourceFlavor", "v1beta2", "Cluster", ["flavor", "flavors", "rf"]),
+    "clusterqueues.kueue.x-k8s.io": ("ClusterQueue", "v1beta2", "Cluster", ["cq"]),
+    "localqueues.kueue.x-k8s.io": ("LocalQueue", "v1beta2", "Namespaced", ["queue", "queues", "lq"]),
+    "workloads.kueue.x-k8s.io": ("Workload", "v1beta2", "Namespaced", ["wl"]),
+    "workloadpriorityclasses.kueue.x-k8s.io": ("WorkloadPriorityClass", "v1beta2", "Cluster", []),
 }
 
+# Kueue 0.19's CRDs serve v1beta1 (deprecated) and v1beta2 (stored), in that order.
+KUEUE_SERVED = ["v1beta1", "v1beta2"]
+
+
 # --- helpers --------------------------------------------------------------------------------
+
+
+def stored(definition: dict[str, Any]) -> dict[str, Any]:
+    """The storage version's entry of a CRD."""
+    (entry,) = [v for v in definition["spec"]["versions"] if v["storage"]]
+    return entry  # type: ignore[no-any-return]
 
 
 def schema_of(obj: dict[str, Any]) -> dict[str, Any]:
@@ -140,24 +150,61 @@ def test_crd_envelope(name: str) -> None:
     assert spec["names"]["listKind"] == f"{kind}List"
     assert spec["names"].get("shortNames", []) == short_names
     assert spec["scope"] == scope
-    assert [v["name"] for v in spec["versions"]] == [version]
+    served = KUEUE_SERVED if group == "kueue.x-k8s.io" else [version]
+    assert [v["name"] for v in spec["versions"]] == served
     assert [v["name"] for v in spec["versions"] if v["storage"]] == [version]
     assert all(v["served"] for v in spec["versions"])
+
+
+@pytest.mark.parametrize("name", sorted(n for n in EXPECTED if n.endswith(".kueue.x-k8s.io")))
+def test_kueue_crds_deprecate_v1beta1_and_convert_by_the_operators_webhook(name: str) -> None:
+    plural, _, group = name.partition(".")
+    spec = crd_for(group, plural)["spec"]
+    v1beta1 = spec["versions"][0]
+    # Kueue 0.19 config/components/crd/bases: the warning kubectl prints for v1beta1
+    assert (v1beta1["deprecated"], v1beta1["deprecationWarning"]) == (
+        True,
+        "This version is deprecated. Use v1beta2 instead.",
+    )
+    assert not spec["versions"][1].get("deprecated")
+    conversion = spec["conversion"]
+    assert conversion["strategy"] == "Webhook"
+    assert conversion["webhook"]["conversionReviewVersions"] == ["v1"]
+    assert conversion["webhook"]["clientConfig"]["service"]["path"] == "/convert"
+
+
+def test_v1beta2_schemas_carry_v1beta2_field_names() -> None:
+    def props(plural: str, version: str, part: str) -> dict[str, Any]:
+        (entry,) = [v for v in crd_for("kueue.x-k8s.io", plural)["spec"]["versions"] if v["name"] == version]
+        return entry["schema"]["openAPIV3Schema"]["properties"][part]["properties"]  # type: ignore[no-any-return]
+
+    renamed = [  # (plural, part, v1beta1 name, v1beta2 name)
+        ("clusterqueues", "spec", "cohort", "cohortName"),
+        ("localqueues", "status", "flavorUsage", "flavorsUsage"),
+        ("workloads", "spec", "priorityClassName", "priorityClassRef"),
+    ]
+    for plural, part, old, new in renamed:
+        assert old in props(plural, "v1beta1", part) and new not in props(plural, "v1beta1", part)
+        assert new in props(plural, "v1beta2", part) and old not in props(plural, "v1beta2", part)
+    assert "priorityClassSource" not in props("workloads", "v1beta2", "spec")
+    assert "admissionChecks" not in props("clusterqueues", "v1beta2", "spec")
+    fungibility = props("clusterqueues", "v1beta2", "spec")["flavorFungibility"]["properties"]
+    assert fungibility["whenCanBorrow"]["enum"] == ["MayStopSearch", "TryNextFlavor"]
 
 
 @pytest.mark.parametrize("name", sorted(EXPECTED))
 def test_schema_is_structural(name: str) -> None:
     plural, _, group = name.partition(".")
-    (served,) = crd_for(group, plural)["spec"]["versions"]
-    schema = served["schema"]["openAPIV3Schema"]
-    assert schema["type"] == "object"
-    assert structural_problems(schema) == []
+    for served in crd_for(group, plural)["spec"]["versions"]:
+        schema = served["schema"]["openAPIV3Schema"]
+        assert schema["type"] == "object"
+        assert structural_problems(schema) == []
 
 
 @pytest.mark.parametrize("name", sorted(EXPECTED))
 def test_status_subresource_whenever_there_is_a_status(name: str) -> None:
     plural, _, group = name.partition(".")
-    (served,) = crd_for(group, plural)["spec"]["versions"]
+    served = stored(crd_for(group, plural))
     has_status = "status" in served["schema"]["openAPIV3Schema"]["properties"]
     assert ("status" in served.get("subresources", {})) == has_status
 
@@ -165,7 +212,7 @@ def test_status_subresource_whenever_there_is_a_status(name: str) -> None:
 @pytest.mark.parametrize("name", sorted(EXPECTED))
 def test_printer_columns_name_declared_fields(name: str) -> None:
     plural, _, group = name.partition(".")
-    (served,) = crd_for(group, plural)["spec"]["versions"]
+    served = stored(crd_for(group, plural))
     schema = served["schema"]["openAPIV3Schema"]
     columns = served["additionalPrinterColumns"]
     assert columns[-1] == {"name": "Age", "type": "date", "jsonPath": ".metadata.creationTimestamp"}
@@ -175,7 +222,7 @@ def test_printer_columns_name_declared_fields(name: str) -> None:
 
 def test_printer_columns_users_look_for() -> None:
     def names(group: str, plural: str) -> list[str]:
-        (served,) = crd_for(group, plural)["spec"]["versions"]
+        served = stored(crd_for(group, plural))
         return [c["name"] for c in served["additionalPrinterColumns"] if not c.get("priority")]
 
     assert names("ray.io", "rayclusters")[:2] == ["Desired Workers", "Available Workers"]
@@ -196,7 +243,7 @@ def test_printer_columns_users_look_for() -> None:
 
 def test_documented_enums_and_defaults() -> None:
     def spec_props(group: str, plural: str) -> dict[str, Any]:
-        (served,) = crd_for(group, plural)["spec"]["versions"]
+        served = stored(crd_for(group, plural))
         return served["schema"]["openAPIV3Schema"]["properties"]["spec"]["properties"]  # type: ignore[no-any-return]
 
     cq = spec_props("kueue.x-k8s.io", "clusterqueues")
@@ -209,7 +256,7 @@ def test_documented_enums_and_defaults() -> None:
     assert preemption["borrowWithinCohort"]["properties"]["policy"]["default"] == "Never"
     fungibility = cq["flavorFungibility"]["properties"]
     assert (fungibility["whenCanBorrow"]["default"], fungibility["whenCanPreempt"]["default"]) == (
-        "Borrow",
+        "MayStopSearch",
         "TryNextFlavor",
     )
     quota = cq["resourceGroups"]["items"]["properties"]["flavors"]["items"]["properties"]["resources"][
@@ -222,7 +269,7 @@ def test_documented_enums_and_defaults() -> None:
     job = spec_props("ray.io", "rayjobs")
     assert job["submissionMode"]["default"] == "K8sJobMode"
     assert job["backoffLimit"]["default"] == 0
-    (served,) = crd_for("ray.io", "rayclusters")["spec"]["versions"]
+    served = stored(crd_for("ray.io", "rayclusters"))
     assert job["rayClusterSpec"] == served["schema"]["openAPIV3Schema"]["properties"]["spec"]
     workers = spec_props("ray.io", "rayclusters")["workerGroupSpecs"]["items"]["properties"]
     assert workers["numOfHosts"]["default"] == 1
@@ -232,7 +279,7 @@ def test_documented_enums_and_defaults() -> None:
 
 
 def test_appwrapper_phases_include_the_empty_phase() -> None:
-    (served,) = crd_for("workload.codeflare.dev", "appwrappers")["spec"]["versions"]
+    served = stored(crd_for("workload.codeflare.dev", "appwrappers"))
     phase = served["schema"]["openAPIV3Schema"]["properties"]["status"]["properties"]["phase"]
     assert phase["enum"] == [
         "", "Suspended", "Resuming", "Running", "Resetting",
@@ -303,8 +350,8 @@ def test_api_server_validator_rejects_bad_enum_and_negative_count() -> None:
 @pytest.mark.parametrize("name", sorted(EXPECTED))
 def test_api_server_accepts_the_schema_as_structural(name: str) -> None:
     plural, _, group = name.partition(".")
-    (served,) = crd_for(group, plural)["spec"]["versions"]
-    assert schema_engine.check_structural(served["schema"]["openAPIV3Schema"]) == []
+    for served in crd_for(group, plural)["spec"]["versions"]:
+        assert schema_engine.check_structural(served["schema"]["openAPIV3Schema"]) == []
 
 
 def test_api_server_applies_the_documented_defaults() -> None:
@@ -318,7 +365,7 @@ def test_api_server_applies_the_documented_defaults() -> None:
     worker = cluster["spec"]["workerGroupSpecs"][0]  # type: ignore[index]
     assert (worker["numOfHosts"], worker["replicas"], worker["minReplicas"]) == (1, 0, 0)
     queue = {
-        "apiVersion": "kueue.x-k8s.io/v1beta1",
+        "apiVersion": "kueue.x-k8s.io/v1beta2",
         "kind": "ClusterQueue",
         "metadata": {"name": "q"},
         "spec": {},
@@ -332,4 +379,4 @@ def test_api_server_applies_the_documented_defaults() -> None:
         "reclaimWithinCohort": "Never",
         "borrowWithinCohort": {"policy": "Never"},
     }
-    assert spec["flavorFungibility"] == {"whenCanBorrow": "Borrow", "whenCanPreempt": "TryNextFlavor"}  # type: ignore[index]
+    assert spec["flavorFungibility"] == {"whenCanBorrow": "MayStopSearch", "whenCanPreempt": "TryNextFlavor"}  # type: ignore[index]

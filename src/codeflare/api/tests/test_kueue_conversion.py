@@ -244,11 +244,12 @@ conditions = st.lists(
 
 
 def _meta() -> st.SearchStrategy[Obj]:
+    # An empty annotations map is no map to the API server (omitempty): not generated.
     return st.fixed_dictionaries(
         {"name": names},
         optional={
             "labels": st.dictionaries(names, names, max_size=2),
-            "annotations": st.dictionaries(names, names, max_size=2),
+            "annotations": st.dictionaries(names, names, min_size=1, max_size=2),
         },
     )
 

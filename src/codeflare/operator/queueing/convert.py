@@ -91,7 +91,7 @@ def cluster_queue(obj: Obj) -> ClusterQueue:
     return ClusterQueue(
         name=name,
         resource_groups=tuple(groups),
-        cohort=spec.get("cohort") or None,
+        cohort=spec.get("cohortName") or None,
         queueing_strategy=spec.get("queueingStrategy") or "BestEffortFIFO",
         # Kueue: a null namespaceSelector selects no namespace, {} selects all of them
         namespace_selector=label_selector(selector),
@@ -103,10 +103,16 @@ def cluster_queue(obj: Obj) -> ClusterQueue:
             ),
         ),
         flavor_fungibility=FlavorFungibility(
-            fungibility.get("whenCanBorrow") or "Borrow", fungibility.get("whenCanPreempt") or "TryNextFlavor"
+            _fungibility(fungibility.get("whenCanBorrow"), "Borrow", "MayStopSearch"),
+            _fungibility(fungibility.get("whenCanPreempt"), "Preempt", "TryNextFlavor"),
         ),
         stop_policy=_stop_policy(obj),
     )
+
+
+def _fungibility(policy: Any, stop: str, default: str) -> Any:
+    """v1beta2's ``MayStopSearch`` is what the engine (and v1beta1, deprecated) call ``stop``."""
+    return stop if (policy or default) in ("MayStopSearch", stop) else "TryNextFlavor"
 
 
 def _stop_policy(obj: Obj) -> Any:
@@ -174,8 +180,9 @@ def workload(obj: Obj, priorities: dict[str, int] | None = None) -> Workload:
             )
         )
     priority = spec.get("priority")
-    if priority is None and spec.get("priorityClassName") and priorities:
-        priority = priorities.get(spec["priorityClassName"], 0)
+    ref = spec.get("priorityClassRef") or {}
+    if priority is None and ref.get("kind") == "WorkloadPriorityClass" and ref.get("name") and priorities:
+        priority = priorities.get(ref["name"], 0)
     return Workload(
         namespace=meta.get("namespace", ""),
         name=meta["name"],

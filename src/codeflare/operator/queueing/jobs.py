@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import hashlib
 
+from codeflare.api.kueue_conversion import priority_class_ref
 from codeflare.api.podsets import pod_requests
 from codeflare.k8s.constants import (
     JOB_UID_LABEL,
@@ -127,9 +128,9 @@ def workload_for(
         "priority": priority,
         "active": True,
     }
-    if priority_class_name:
-        spec["priorityClassName"] = priority_class_name
-        spec["priorityClassSource"] = priority_source
+    ref = priority_class_ref(priority_source, priority_class_name or "")
+    if ref is not None:
+        spec["priorityClassRef"] = ref
     return {
         "apiVersion": kinds.WORKLOAD.api_version,
         "kind": kinds.WORKLOAD.kind,

@@ -20,6 +20,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from codeflare.api.kueue_conversion import priority_class_ref, priority_class_source
 from codeflare.k8s.conditions import conditions_of, is_condition_true
 from codeflare.k8s.constants import (
     DEFAULT_QUEUE_ANNOTATION,
@@ -127,8 +128,9 @@ def _retarget(job: Obj, workload: Obj) -> JobDecision:
     came from a WorkloadPriorityClass)."""
     spec = workload.get("spec") or {}
     queue, priority_class = jobs.queue_name(job) or "", jobs.priority_class(job)
-    from_label = spec.get("priorityClassSource") == WORKLOAD_PRIORITY_CLASS_SOURCE
-    if spec.get("queueName", "") != queue or (from_label and spec.get("priorityClassName") != priority_class):
+    source, name = priority_class_source(spec.get("priorityClassRef")) or ("", "")
+    from_label = source == WORKLOAD_PRIORITY_CLASS_SOURCE
+    if spec.get("queueName", "") != queue or (from_label and name != priority_class):
         return JobDecision(JobStep.RETARGET, queue=queue, priority_class=priority_class)
     return NOTHING
 
@@ -271,10 +273,10 @@ class JobSync:
     async def _retarget(self, kind: Kind, job: Obj, workload: Obj, decision: JobDecision) -> None:
         meta = workload["metadata"]
         spec: Obj = {"queueName": decision.queue}
-        if (workload.get("spec") or {}).get("priorityClassSource") == WORKLOAD_PRIORITY_CLASS_SOURCE:
+        current = priority_class_source((workload.get("spec") or {}).get("priorityClassRef"))
+        if current is not None and current[0] == WORKLOAD_PRIORITY_CLASS_SOURCE:
             priority, name, source = self._priority(kind, job)
-            spec.update(priority=priority, priorityClassName=name)
-            spec["priorityClassSource"] = source if name else None
+            spec.update(priority=priority, priorityClassRef=priority_class_ref(source, name or ""))
         await self.ctx.kube.patch(kinds.WORKLOAD, meta["name"], {"spec": spec}, meta.get("namespace"))
         log.info("Workload %s/%s follows its job: %s", meta.get("namespace"), meta["name"], spec)
 

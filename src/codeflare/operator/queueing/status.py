@@ -220,7 +220,7 @@ def cluster_queue_status(
     now: str,
 ) -> Obj | None:
     active = cluster_queue_active(obj, flavors_known)
-    return _queue_status(obj, pending, admitted, usage, "flavorsUsage", active, now)
+    return _queue_status(obj, pending, admitted, usage, active, now)
 
 
 def _queue_status(
@@ -228,11 +228,11 @@ def _queue_status(
     pending: int,
     admitted: int,
     usage: dict[tuple[str, str], Quantity],
-    usage_key: str,
     active: tuple[str, str, str],
     now: str,
 ) -> Obj | None:
-    """Counters, usage (``flavorsUsage`` on ClusterQueues, ``flavorUsage`` on LocalQueues), Active."""
+    """Counters, usage (``flavorsUsage`` on both kinds in v1beta2; v1beta1 LocalQueues say
+    ``flavorUsage``, which conversion gives them), Active."""
     current = obj.get("status") or {}
     flavors = _flavor_usage(usage)
     new = dict(current)
@@ -242,7 +242,7 @@ def _queue_status(
             "admittedWorkloads": admitted,
             "reservingWorkloads": admitted,
             "flavorsReservation": flavors,
-            usage_key: flavors,
+            "flavorsUsage": flavors,
         }
     )
     conds = conditions_of(obj)
@@ -271,7 +271,7 @@ def local_queue_status(
         active = ("False", "ClusterQueueIsInactive", inactive)
     else:
         active = ("True", "Ready", "Can submit new workloads to localQueue")
-    return _queue_status(obj, pending, admitted, usage, "flavorUsage", active, now)
+    return _queue_status(obj, pending, admitted, usage, active, now)
 
 
 def _same(a: Obj, b: Obj) -> bool:

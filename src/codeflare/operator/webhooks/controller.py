@@ -1,11 +1,12 @@
 """Runs the webhooks inside the operator: serve, register, report ready, rotate certificates.
 
 :func:`register` marks the ``webhooks`` readiness component false and returns one background
-coroutine that starts the HTTPS server, applies the webhook configurations with the current CA
-bundle, and only then marks ``webhooks`` ready (so ``/readyz`` waits for them). Certificates are
-replaced when two thirds of their validity have passed, and the configurations re-applied
-before the new serving certificate is in use. OpenShift is detected once, from whether the API
-serves ``route.openshift.io``; the OAuth sidecar is injected only there.
+coroutine that starts the HTTPS server, applies the webhook configurations and points our Kueue
+CRDs' conversion at it, with the current CA bundle, and only then marks ``webhooks`` ready (so
+``/readyz`` waits for them). Certificates are replaced when two thirds of their validity have
+passed, and the configurations re-applied before the new serving certificate is in use. OpenShift is
+detected once, from whether the API serves ``route.openshift.io``; the OAuth sidecar is injected
+only there.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from codeflare.operator.webhooks.server import (
     WebhookServer,
     certificate_directory,
     register_configurations,
+    register_conversions,
 )
 
 log = logging.getLogger(__name__)
@@ -58,7 +60,9 @@ async def _register_until_current(ctx: OperatorContext, base_url: str, bundle: s
     delay = 0.5
     while True:
         try:
-            if await register_configurations(ctx.kube, base_url, bundle, ctx.config.webhook.failure_policy):
+            policy = ctx.config.webhook.failure_policy
+            admission = await register_configurations(ctx.kube, base_url, bundle, policy)
+            if await register_conversions(ctx.kube, base_url, bundle) and admission:
                 return
             log.warning("webhook configurations do not carry the current CA bundle yet; retrying")
         except errors.KubeError as exc:

@@ -5,7 +5,10 @@ replaces both when two thirds of the validity have passed; the CA bundle announc
 server keeps the previous CA too, so calls signed either way are trusted during the switch.
 :class:`WebhookServer` answers AdmissionReviews on one path per rule (the rules are pure; the
 SubjectAccessReviews of AppWrapper validation are made here). :func:`webhook_configurations`
-builds the Mutating/ValidatingWebhookConfiguration ``codeflare-operator`` pointing at the server.
+builds the Mutating/ValidatingWebhookConfiguration ``codeflare-operator`` pointing at the server;
+it also answers ConversionReviews on ``/convert`` for the Kueue CRDs we ship, and
+:func:`register_conversions` points those CRDs' ``spec.conversion`` at it (only CRDs labelled part
+of codeflare: a real Kueue's CRDs are left to Kueue).
 """
 
 from __future__ import annotations
@@ -28,11 +31,11 @@ from aiohttp import web
 from codeflare.k8s.constants import MANAGED_BY_LABEL, OPERATOR_NAME
 from codeflare.k8s.files import write_private, write_public
 from codeflare.k8s.types import Obj
-from codeflare.kube import errors
+from codeflare.kube import errors, kinds
 from codeflare.kube.client import AsyncKube
 from codeflare.kube.discovery import Discovery
 from codeflare.kube.kinds import Kind
-from codeflare.operator.webhooks import appwrapper, kueue, raycluster
+from codeflare.operator.webhooks import appwrapper, conversion, kueue, raycluster
 from codeflare.operator.webhooks.admission import (
     AccessCheck,
     AdmissionRequest,
@@ -46,6 +49,7 @@ from codeflare.operator.webhooks.admission import (
 log = logging.getLogger(__name__)
 
 CONFIGURATION_NAME = "codeflare-operator"
+PART_OF_LABEL, PART_OF = "app.kubernetes.io/part-of", "codeflare"  # what deploy/crds labels our CRDs with
 FIELD_MANAGER = "codeflare-webhooks"
 SUBJECT_ACCESS_REVIEW = Kind(
     "authorization.k8s.io", "v1", "SubjectAccessReview", "subjectaccessreviews", False
@@ -88,11 +92,11 @@ class Endpoint:
 def _kueue_endpoint(kind: str, resources: str, scope: str) -> Endpoint:
     """Kueue's validating webhook of ``kind``: its path and name as Kueue registers them."""
     return Endpoint(
-        f"/validate-kueue-x-k8s-io-v1beta1-{kind}",
+        f"/validate-kueue-x-k8s-io-v1beta2-{kind}",
         kueue.validate_kueue_object,
         f"v{kind}.kb.io",
         "kueue.x-k8s.io",
-        "v1beta1",
+        "v1beta2",
         resources,
         ("CREATE", "UPDATE"),
         False,
@@ -151,7 +155,8 @@ ENDPOINTS: tuple[Endpoint, ...] = (
         ("CREATE", "UPDATE"),
         False,
     ),
-    # Kueue v0.14 pkg/webhooks/*_webhook.go kubebuilder:webhook markers (validating ones).
+    # Kueue 0.19 pkg/webhooks/*_webhook.go kubebuilder:webhook markers (validating ones, v1beta2;
+    # a v1beta1 write reaches them converted, matchPolicy Equivalent).
     _kueue_endpoint("clusterqueue", "clusterqueues", "Cluster"),
     _kueue_endpoint("resourceflavor", "resourceflavors", "Cluster"),
     _kueue_endpoint("workload", "workloads,workloads/status", "Namespaced"),
@@ -255,6 +260,27 @@ async def register_configurations(
     return current
 
 
+async def register_conversions(kube: AsyncKube, base_url: str, ca_bundle_b64: str) -> bool:
+    """Point our Kueue CRDs' conversion at ``base_url``/convert; True when each carries the bundle.
+
+    A CRD not installed, or not ours (a real Kueue's), is left alone and counts as current."""
+    url = base_url + conversion.CONVERT_PATH
+    current = True
+    for kind in conversion.CONVERTED_KINDS:
+        name = conversion.crd_name(kind)
+        crd = await kube.find(kinds.CRD, name)
+        if crd is None or (crd["metadata"].get("labels") or {}).get(PART_OF_LABEL) != PART_OF:
+            continue
+        hook = ((crd.get("spec") or {}).get("conversion") or {}).get("webhook") or {}
+        config = hook.get("clientConfig") or {}
+        if config.get("url") == url and config.get("caBundle") == ca_bundle_b64:
+            continue
+        stored = await kube.patch(kinds.CRD, name, conversion.conversion_patch(url, ca_bundle_b64))
+        hook = ((stored.get("spec") or {}).get("conversion") or {}).get("webhook") or {}
+        current = current and (hook.get("clientConfig") or {}).get("caBundle") == ca_bundle_b64
+    return current
+
+
 class WebhookServer:
     """aiohttp HTTPS server answering AdmissionReviews with the rules of :data:`ENDPOINTS`."""
 
@@ -277,6 +303,7 @@ class WebhookServer:
         app = web.Application(client_max_size=8 * 1024 * 1024)
         for endpoint in ENDPOINTS:
             app.router.add_post(endpoint.path, self._handler(endpoint))
+        app.router.add_post(conversion.CONVERT_PATH, self._convert)
         self._runner = web.AppRunner(app, access_log=None)
         await self._runner.setup()
         site = web.TCPSite(self._runner, host, port, ssl_context=self.certificates.ssl_context)
@@ -290,6 +317,16 @@ class WebhookServer:
     async def stop(self) -> None:
         if self._runner is not None:
             await self._runner.cleanup()
+
+    async def _convert(self, request: web.Request) -> web.Response:
+        try:
+            answer = conversion.conversion_response(await request.json())
+        except (ValueError, json.JSONDecodeError) as exc:
+            return web.json_response({"message": str(exc)}, status=400)
+        result = answer["response"]["result"]
+        if result["status"] != "Success":
+            log.warning("conversion refused: %s", result.get("message"))
+        return web.json_response(answer)
 
     def _handler(self, endpoint: Endpoint) -> Callable[[web.Request], Any]:
         async def handle(request: web.Request) -> web.Response:

@@ -80,6 +80,6 @@ def test_kueue_webhooks_are_registered_as_kueue_registers_them() -> None:
         (["workloads", "workloads/status"], "Namespaced")
     ]
     assert hooks["vworkload.kb.io"]["clientConfig"]["url"].endswith(
-        "/validate-kueue-x-k8s-io-v1beta1-workload"
+        "/validate-kueue-x-k8s-io-v1beta2-workload"
     )
     assert len({e.path for e in ENDPOINTS}) == len(ENDPOINTS)
