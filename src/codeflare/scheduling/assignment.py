@@ -42,6 +42,7 @@ class Assignment:
     cluster_queue: str
     mode: int = FIT
     borrows: bool = False
+    level: int = 0  # Kueue's Assignment.Borrowing: the highest borrowing level of any flavor
     pod_sets: list[tuple[str, dict[str, str], dict[str, int], int]] = field(default_factory=list)
     usage: dict[FlavorResource, int] = field(default_factory=dict)
     shortfalls: tuple[Shortfall, ...] = ()
@@ -68,6 +69,7 @@ class AssignmentContext:
     book: QuotaBook
     flavors: dict[str, ResourceFlavor]
     capacity: NodeCapacity | None = None
+    fair_sharing: bool = False  # fair sharing may preempt while borrowing (reclaimWithinCohort)
 
     def capacity_shortfall(
         self, cq: str, flavor: str, resource: str, value: int, workload: str | None = None
@@ -87,15 +89,18 @@ class AssignmentContext:
         )  # fmt: skip
 
 
-Grade = tuple[int, bool]  # (mode, not borrowing): larger is better
+Grade = tuple[int, int]  # (mode, minus Kueue's borrowing level: 0 = not borrowing): larger is better
 
 
-def _may_try_preemption(compiled: CompiledQueue, fr: FlavorResource, value: int) -> bool:
+def _may_try_preemption(
+    ctx: AssignmentContext, compiled: CompiledQueue, fr: FlavorResource, value: int
+) -> bool:
     """Kueue's gate before simulating preemption: the request fits in nominal quota alone, or the
-    queue may preempt while borrowing."""
-    spec = compiled.spec
-    bwc = compiled.parent is not None and spec.preemption.borrow_within_cohort.policy != "Never"
-    return value <= compiled.nominal[fr] or bwc
+    queue may preempt while borrowing (borrowWithinCohort, or fair sharing with reclaim)."""
+    policy = compiled.spec.preemption
+    bwc = compiled.parent is not None and policy.borrow_within_cohort.policy != "Never"
+    fair = ctx.fair_sharing and policy.reclaim_within_cohort != "Never"
+    return value <= compiled.nominal[fr] or bwc or fair
 
 
 def _grade_resource(
@@ -105,36 +110,35 @@ def _grade_resource(
     name = compiled.spec.name
     book = ctx.book
     if fr not in compiled.nominal:
-        return (NO_FIT, False), Shortfall("quota", name, fr[0], fr[1], value, 0, maximum=0)
-    own = book.usage.get(name, {}).get(fr, 0)
+        return (NO_FIT, -1), Shortfall("quota", name, fr[0], fr[1], value, 0, maximum=0)
     available = book.available(name, fr)
     if value <= available:
         lack = ctx.capacity_shortfall(name, fr[0], fr[1], value, workload)
         if lack is not None:
-            return (NO_FIT, False), lack
-        return (FIT, own + value <= compiled.nominal[fr]), None
+            return (NO_FIT, -1), lack
+        return (FIT, -book.borrowing_level(name, fr, value)), None
     view = book.view(name, fr)
     shortfall = Shortfall(
         "quota", name, fr[0], fr[1], value, view.available,
         nominal=view.nominal, borrowable=view.borrowable, in_use=view.in_use,
         maximum=book.potential_available(name, fr),
     )  # fmt: skip
-    if value > book.potential_available(name, fr) or not _may_try_preemption(compiled, fr, value):
-        return (NO_FIT, False), shortfall
+    if value > book.potential_available(name, fr) or not _may_try_preemption(ctx, compiled, fr, value):
+        return (NO_FIT, -1), shortfall
     if oracle is None:
-        return (PREEMPT, value <= compiled.nominal[fr]), shortfall
+        return (PREEMPT, 0 if value <= compiled.nominal[fr] else -1), shortfall
     mode, borrows = oracle(fr, value)
-    return (mode, not borrows), shortfall
+    return (mode, -1 if borrows else 0), shortfall
 
 
 def _should_try_next(grade: Grade, compiled: CompiledQueue) -> bool:
-    mode, not_borrowing = grade
+    mode, level = grade
     fungibility = compiled.spec.flavor_fungibility
     if mode in (NO_FIT, NO_CANDIDATES):
         return True
     if mode in (PREEMPT, RECLAIM) and fungibility.when_can_preempt == "TryNextFlavor":
         return True
-    return not not_borrowing and fungibility.when_can_borrow == "TryNextFlavor"
+    return level != 0 and fungibility.when_can_borrow == "TryNextFlavor"
 
 
 def _per_pod(compiled: CompiledQueue, per_pod: tuple[tuple[str, int], ...]) -> tuple[tuple[str, int], ...]:
@@ -178,9 +182,10 @@ def assign_flavors(
                 out.mode = NO_FIT
                 out.shortfalls, out.mismatches = tuple(all_shortfalls), tuple(mismatches)
                 return out
-            (mode, _), flavor, borrows = best
+            (mode, level), flavor, borrows = best
             out.mode = min(out.mode, mode)
             out.borrows = out.borrows or borrows
+            out.level = max(out.level, -level)
             for resource, amount in by_group[group]:
                 chosen[resource] = flavor
                 fr = (flavor, resource)
@@ -217,7 +222,7 @@ def _best_flavor(
             if why is not None:
                 mismatches.append(why)
                 continue
-        grade: Grade = (FIT, True)
+        grade: Grade = (FIT, 0)
         borrows = False  # Kueue's Assignment.Borrowing: any resource borrows, not only the worst
         for resource, amount in requests:
             fr = (flavor, resource)
@@ -225,12 +230,12 @@ def _best_flavor(
             nominal = compiled.nominal.get(fr)
             if fast and nominal is not None and value <= book.available(name, fr):
                 if own.get(fr, 0) + value > nominal:  # fits by borrowing
-                    grade, borrows = min(grade, (FIT, False)), True
+                    grade, borrows = min(grade, (FIT, -book.borrowing_level(name, fr, value))), True
                 continue
             this, shortfall = _grade_resource(ctx, compiled, fr, value, out.workload, oracle)
             if shortfall is not None:
                 shortfalls.append(shortfall)
-            grade, borrows = min(grade, this), borrows or not this[1]
+            grade, borrows = min(grade, this), borrows or this[1] != 0
             if grade[0] == NO_FIT:
                 break
         if grade[0] != NO_FIT and (best is None or grade > best[0]):

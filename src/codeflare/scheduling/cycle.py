@@ -208,7 +208,7 @@ def run_cycle(state: EngineState, now: float, result: SchedulingResult, record: 
     while names:
         entries = [e for e in (_candidate(state, n, now, result) for n in names) if e is not None]
         # preemptors whose victims are gone go first, so that others do not take the freed quota
-        entries.sort(key=lambda e: (not manager.is_nominated(e.order[2]), e.assignment.borrows, e.order))
+        entries.sort(key=lambda e: (not manager.is_nominated(e.order[2]), e.assignment.level, e.order))
         if state.fair_sharing.enable:
             going_on = _fair_round(state, entries, now, result, held, record)
         else:

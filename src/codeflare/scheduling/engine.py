@@ -73,6 +73,7 @@ class AdmissionEngine:
         self.state = EngineState(backoff_time, head_of_line_holding_time, capacity_check)
         if fair_sharing is not None:
             self.state.fair_sharing = fair_sharing
+            self.state.cache.ctx.fair_sharing = fair_sharing.enable
 
     @property
     def backoff_time(self) -> float:

@@ -68,6 +68,7 @@ class CohortNode:
     child_queues: list[str] = field(default_factory=list)
     members: list[str] = field(default_factory=list)  # every queue of the tree (on the root)
     cycle: bool = False
+    height: int = 0  # Kueue's getNodeHeight: 1 over queues only, 1 + the highest child cohort
 
     @property
     def fair_weight(self) -> float:
@@ -304,6 +305,9 @@ class QuotaBook:
                 if excess:
                     usage[fr] = usage.get(fr, 0) + excess
         node.subtree, node.usage = subtree, usage
+        node.height = min(len(node.child_cohorts) + len(node.child_queues), 1)
+        for child_name in node.child_cohorts:
+            node.height = max(node.height, self.cohorts[child_name].height + 1)
         node.guaranteed = {fr: max(0, subtree.get(fr, 0) - lend) for fr, lend in node.lending_limit.items()}
 
     # -- scopes and change counters ----------------------------------------------------------
@@ -393,6 +397,25 @@ class QuotaBook:
         most = compiled.guaranteed[fr] + compiled.parent.potential(fr)
         limit = compiled.borrowing_limit[fr]
         return most if limit is None else min(most, nominal + limit)
+
+    def borrowing_level(self, name: str, fr: FlavorResource, value: int) -> int:
+        """How far up the tree ``value`` of ``fr`` must come from: 0 within the queue's nominal
+        quota, else the height of the lowest cohort whose subtree holds it (Kueue's
+        FindHeightOfLowestSubtreeThatFits; flavors borrowing less far are preferred)."""
+        compiled = self.queues[name]
+        used = self.usage[name].get(fr, 0)
+        if compiled.parent is None or used + value <= compiled.nominal.get(fr, 0):
+            return 0
+        remaining = value - max(0, compiled.guaranteed.get(fr, 0) - used)
+        node: CohortNode | None = compiled.parent
+        while node is not None:
+            held = node.usage.get(fr, 0)
+            if held + remaining <= node.subtree.get(fr, 0):
+                return node.height
+            remaining -= max(0, node.guaranteed.get(fr, 0) - held)
+            node = node.parent
+        root = compiled.parent.root
+        return root.height if root is not None else 1
 
     def view(self, name: str, fr: FlavorResource) -> QuotaView:
         """``available`` broken down for a human-readable reason."""

@@ -18,7 +18,6 @@ SCH = "pkg/scheduler/scheduler_test.go"
 _IMPLICIT = "the FlavorFungibilityImplicitPreferenceDefault gate (alpha) is not implemented"
 # feature fields of the case structs, and why a case setting one differs
 _FEATURES = {
-    "enableFairSharing": "fair sharing is not implemented",
     "elasticJobsViaWorkloadSlicesEnabled": "elastic workload slices are not implemented",
     "enableElasticJobsViaWorkloadSlice": "elastic workload slices are not implemented",
     "preemptWorkloadSlice": "elastic workload slices are not implemented",
@@ -27,7 +26,6 @@ _FEATURES = {
     "featureGates": "feature gates other than the defaults are not modelled",
     "wlReclaimablePods": "reclaimablePods are not implemented",
     "disableLendingLimit": "lending limits are always on (the LendingLimit gate is GA here)",
-    "cohorts": "hierarchical Cohort objects are not implemented",
     "admissionError": "the API write of an admission is the operator's concern, not the engine's",
     "objects": "admission checks and other objects are not modelled by the engine",
     "disablePartialAdmission": "partial admission is not implemented",
@@ -87,7 +85,16 @@ def assign_flavors_case(
         "oracle": oracle,
         "want": {"mode": _mode(data.get("wantRepMode")), **_want_assignment(data.get("wantAssignment"))},
     }
+    _fair_and_cohorts(record, data)
     return _differs(record, data, unsupported)
+
+
+def _fair_and_cohorts(record: dict[str, Any], data: dict[str, Any]) -> None:
+    """Fair sharing on, and Cohort objects, when the case sets them."""
+    if data.get("enableFairSharing"):
+        record["enableFairSharing"] = True
+    if data.get("cohorts"):
+        record["cohorts"] = data["cohorts"]
 
 
 def reclaim_case(
@@ -180,6 +187,7 @@ def preemption_case(
         ],
         "want": {"preempted": int(data.get("wantPreempted") or 0), "victims": sorted(preempted)},
     }
+    _fair_and_cohorts(record, data)
     return _differs(record, data, unsupported)
 
 
@@ -209,6 +217,7 @@ def schedule_case(
     }
     if "wantAssignments" not in data and "wantAssignments" not in " ".join(unsupported):
         record["want"]["assignmentsUnchecked"] = True
+    _fair_and_cohorts(record, data)
     return _differs(record, data, unsupported)
 
 

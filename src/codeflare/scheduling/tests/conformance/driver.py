@@ -24,6 +24,8 @@ from codeflare.scheduling import (
     AdmissionEngine,
     BorrowWithinCohort,
     ClusterQueue,
+    Cohort,
+    FairSharing,
     FlavorFungibility,
     FlavorQuotas,
     LocalQueue,
@@ -46,6 +48,7 @@ from codeflare.scheduling.assignment import (
     AssignmentContext,
     assign_flavors,
 )
+from codeflare.scheduling.fairsharing import fair_preemption
 from codeflare.scheduling.preemption import AdmittedWorkload, Preemptor, plan_preemption
 from codeflare.scheduling.quota import QuotaBook
 
@@ -108,7 +111,13 @@ def cluster_queue(obj: Obj) -> ClusterQueue:
             fung.get("WhenCanBorrow") or "Borrow", fung.get("WhenCanPreempt") or "TryNextFlavor"
         ),
         stop_policy=obj.get("stopPolicy") or "None",
+        fair_weight=float(obj.get("fairWeight", 1)),
     )
+
+
+def cohort(obj: Obj) -> Cohort:
+    groups = cluster_queue({"name": obj["name"], "resourceGroups": obj.get("resourceGroups")}).resource_groups
+    return Cohort(obj["name"], obj.get("parentName"), groups, float(obj.get("fairWeight", 1)))
 
 
 def pod_set(obj: Obj) -> PodSet:
@@ -169,7 +178,9 @@ _ORACLE = {"Preempt": PREEMPT, "Reclaim": RECLAIM, "NoCandidates": NO_CANDIDATES
 def run_assign(case: Obj, shared: Obj) -> list[str]:
     flavors = {f["name"]: flavor(f) for f in case.get("flavors") or shared.get("flavors") or []}
     book = QuotaBook()
-    ctx = AssignmentContext(book, flavors)
+    ctx = AssignmentContext(book, flavors, fair_sharing=bool(case.get("enableFairSharing")))
+    for c in case.get("cohorts") or []:
+        book.set_cohort(cohort(c), c["name"])
     main = cluster_queue(case["clusterQueue"])
     queues = [(main, case.get("usage") or [])]
     if case.get("secondaryClusterQueue"):
@@ -211,7 +222,10 @@ def run_preemption(case: Obj, shared: Obj) -> list[str]:
     flavors = {f["name"]: flavor(f) for f in shared.get("flavors") or []}
     queues = shared["clusterQueues"] if case["clusterQueues"] == "shared" else case["clusterQueues"]
     book = QuotaBook()
-    ctx = AssignmentContext(book, flavors)
+    fair = bool(case.get("enableFairSharing"))
+    ctx = AssignmentContext(book, flavors, fair_sharing=fair)
+    for c in case.get("cohorts") or []:
+        book.set_cohort(cohort(c), c["name"])
     specs = [cluster_queue(q) for q in queues]
     for spec in specs:
         book.set_queue(spec, spec.name)
@@ -229,11 +243,7 @@ def run_preemption(case: Obj, shared: Obj) -> list[str]:
         if _evicted(obj):
             record.evicting = "Preempted"
             already.add(wl.key)
-        spec = next((s for s in specs if s.name == record.cluster_queue), None)
-        same_scope = record.cluster_queue == target.name or (
-            spec is not None and target.cohort is not None and spec.cohort == target.cohort
-        )
-        if same_scope:
+        if book.scope(record.cluster_queue) == book.scope(target.name):
             admitted.append(record)
     incoming = workload(case["incoming"])
     usage: dict[tuple[str, str], int] = {}
@@ -254,7 +264,8 @@ def run_preemption(case: Obj, shared: Obj) -> list[str]:
         frozenset(needed),
         incoming.key,
     )
-    plan = plan_preemption(ctx, preemptor, sorted(admitted, key=lambda w: w.key))
+    ordered = sorted(admitted, key=lambda w: w.key)
+    plan = fair_preemption(ctx, preemptor, ordered) if fair else plan_preemption(ctx, preemptor, ordered)
     ours = sorted([w.key, reason] for w, reason in plan.victims)
     theirs = sorted(v for v in case["want"]["victims"] if v[0] not in already)
     problems = []
@@ -264,7 +275,9 @@ def run_preemption(case: Obj, shared: Obj) -> list[str]:
 
 
 def run_schedule(case: Obj, shared: Obj) -> list[str]:
-    engine = AdmissionEngine(backoff_time=1.0)
+    engine = AdmissionEngine(backoff_time=1.0, fair_sharing=FairSharing(bool(case.get("enableFairSharing"))))
+    for c in case.get("cohorts") or []:
+        engine.add_cohort(cohort(c))
     for f in shared.get("flavors") or []:
         engine.add_resource_flavor(flavor(f))
     for name, labels in (shared.get("namespaces") or {}).items():

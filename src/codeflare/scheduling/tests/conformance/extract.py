@@ -193,6 +193,8 @@ class Evaluator:
             return {"_kind": "flavor", "name": args[0], "nodeLabels": {}, "nodeTaints": [], "tolerations": []}
         if head == "MakeClusterQueue":
             return {"_kind": "cq", "name": args[0], "resourceGroups": []}
+        if head == "MakeCohort":
+            return {"_kind": "cohort", "name": args[0], "resourceGroups": []}
         if head == "MakeFlavorQuotas":
             return {"_kind": "fq", "name": args[0], "resources": []}
         if head == "MakePodSet":
@@ -257,6 +259,19 @@ class Evaluator:
 
     def _cq_Cohort(self, cq: dict, c: str) -> None:
         cq["cohort"] = c
+
+    def _cq_FairWeight(self, cq: dict, w: Any) -> None:
+        cq["fairWeight"] = str(w)
+
+    # Cohort
+    def _cohort_Parent(self, c: dict, parent: str) -> None:
+        c["parentName"] = parent
+
+    def _cohort_ResourceGroup(self, c: dict, *fqs: dict) -> None:
+        self._cq_ResourceGroup(c, *fqs)
+
+    def _cohort_FairWeight(self, c: dict, w: Any) -> None:
+        c["fairWeight"] = str(w)
 
     def _cq_Preemption(self, cq: dict, p: dict) -> None:
         cq["preemption"] = p
