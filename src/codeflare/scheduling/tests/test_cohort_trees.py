@@ -1,0 +1,312 @@
+"""Hierarchical cohorts and fair sharing: examples from Kueue's documentation, and properties.
+
+The examples follow Kueue's concept pages (site/content/en/docs/concepts/hierarchical_cohorts.md,
+fair_sharing.md) and its resource-node rules (pkg/cache/scheduler/resource_node.go): quota
+flows up a tree, lending limits keep quota back, borrowing limits cap what a subtree takes, a
+cycle makes its queues inactive. The property test drives random trees (cohort quotas, limits,
+re-parenting that makes and breaks cycles, quota edits, fair sharing on and off) and checks,
+with sums computed here from the specs alone, that no queue or tree is ever charged beyond its
+quota by an admission.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from codeflare.scheduling import (
+    AdmissionEngine,
+    ClusterQueue,
+    Cohort,
+    FairSharing,
+    FlavorQuotas,
+    LocalQueue,
+    PodSet,
+    Preemption,
+    ResourceFlavor,
+    ResourceGroup,
+    ResourceQuota,
+    Workload,
+)
+
+
+def _groups(cpu: str | None, borrow: str | None = None, lend: str | None = None) -> tuple[ResourceGroup, ...]:
+    if cpu is None:
+        return ()
+    quota = ResourceQuota("cpu", cpu, borrow, lend)
+    return (ResourceGroup(("cpu",), (FlavorQuotas("default", (quota,)),)),)
+
+
+def _engine(fair: bool = False) -> AdmissionEngine:
+    engine = AdmissionEngine(backoff_time=1.0, fair_sharing=FairSharing(fair))
+    engine.add_resource_flavor(ResourceFlavor("default"))
+    return engine
+
+
+def _queue(engine: AdmissionEngine, name: str, cohort: str | None, cpu: str, **kw: object) -> None:
+    borrow, lend = kw.pop("borrow", None), kw.pop("lend", None)
+    engine.add_cluster_queue(ClusterQueue(name, _groups(cpu, borrow, lend), cohort=cohort, **kw))  # type: ignore[arg-type]
+    engine.add_local_queue(LocalQueue("ns", name, name))
+
+
+def _submit(engine: AdmissionEngine, name: str, queue: str, cpu: str, at: float = 0.0, prio: int = 0) -> str:
+    engine.add_workload(Workload("ns", name, queue, (PodSet("main", 1, {"cpu": cpu}),), prio, at))
+    return f"ns/{name}"
+
+
+def test_a_queue_borrows_from_a_sibling_subtree_through_the_root() -> None:
+    engine = _engine()
+    engine.add_cohort(Cohort("org"))
+    engine.add_cohort(Cohort("research", "org"))
+    engine.add_cohort(Cohort("prod", "org"))
+    _queue(engine, "vision", "research", "2")
+    _queue(engine, "serving", "prod", "6")
+    w = _submit(engine, "big", "vision", "7")
+    result = engine.schedule(0.0)
+    assert result.admissions[w].cluster_queue == "vision"
+    assert engine.usage("vision") == {("default", "cpu"): engine.usage("vision")[("default", "cpu")]}
+    assert engine.quota_violations() == []
+    # nothing more fits anywhere: 8 of 8 are used
+    _submit(engine, "more", "serving", "2")
+    assert "ns/more" not in engine.schedule(1.0).admissions
+
+
+def test_cohort_quota_is_a_shared_pool_and_its_lending_limit_keeps_some_back() -> None:
+    engine = _engine()
+    engine.add_cohort(Cohort("org"))
+    # research has a pool of 4 of its own; it lends at most 1 of it to the rest of org
+    engine.add_cohort(Cohort("research", "org", _groups("4", lend="1")))
+    engine.add_cohort(Cohort("prod", "org"))
+    _queue(engine, "vision", "research", "0")
+    _queue(engine, "serving", "prod", "0")
+    assert _submit(engine, "s1", "serving", "2") not in engine.schedule(0.0).admissions
+    s2 = _submit(engine, "s2", "serving", "1")
+    assert s2 in engine.schedule(1.0).admissions  # only the lent 1
+    v = _submit(engine, "v", "vision", "3")
+    assert v in engine.schedule(2.0).admissions  # research keeps 3 for itself
+    assert engine.quota_violations() == []
+
+
+def test_a_borrowing_limit_on_a_cohort_caps_what_its_subtree_takes() -> None:
+    engine = _engine()
+    engine.add_cohort(Cohort("org", None, _groups("10")))
+    engine.add_cohort(Cohort("team", "org", _groups("0", borrow="3")))
+    _queue(engine, "a", "team", "1")
+    assert _submit(engine, "w5", "a", "5") not in engine.schedule(0.0).admissions
+    assert _submit(engine, "w4", "a", "4") in engine.schedule(1.0).admissions
+
+
+def test_a_cycle_makes_the_trees_queues_inactive_until_it_is_broken() -> None:
+    engine = _engine()
+    engine.add_cohort(Cohort("a", "b"))
+    engine.add_cohort(Cohort("b", "a"))
+    _queue(engine, "q", "a", "4")
+    w = _submit(engine, "w", "q", "1")
+    result = engine.schedule(0.0)
+    assert w not in result.admissions
+    reason = engine.pending_reason(w)
+    assert reason is not None and reason.kind == "ClusterQueueInactive"
+    assert "cycle" in reason.message and "a -> b -> a" in reason.message
+    assert engine.cohort_cycle("q") is not None
+    engine.update_cohort(Cohort("b"))
+    assert w in engine.schedule(1.0).admissions
+    assert engine.cohort_cycle("q") is None
+
+
+def test_weighted_shares_follow_kueues_dominant_resource_share() -> None:
+    engine = _engine(fair=True)
+    engine.add_cohort(Cohort("org", None, _groups("10")))
+    _queue(engine, "a", "org", "0", fair_weight=2.0)
+    _queue(engine, "b", "org", "0")
+    _submit(engine, "wa", "a", "4")
+    _submit(engine, "wb", "b", "1")
+    engine.schedule(0.0)
+    queues, cohorts = engine.weighted_shares()
+    # a borrows 4 of the 10 the root could lend: 400 per mille, halved by weight 2
+    assert queues == {"a": 200, "b": 100}
+    assert cohorts == {"org": 0}  # a root never borrows
+
+
+def test_fair_sharing_admits_the_team_with_the_lower_share_first() -> None:
+    engine = _engine(fair=True)
+    engine.add_cohort(Cohort("org", None, _groups("6")))
+    _queue(engine, "a", "org", "0")
+    _queue(engine, "b", "org", "0")
+    for i in range(3):
+        _submit(engine, f"a{i}", "a", "1", at=float(i))
+    _submit(engine, "b0", "b", "1", at=10.0)
+    engine.schedule(0.0)
+    engine2 = _engine(fair=True)
+    engine2.add_cohort(Cohort("org", None, _groups("3")))
+    _queue(engine2, "a", "org", "0")
+    _queue(engine2, "b", "org", "0")
+    for i in range(3):
+        _submit(engine2, f"a{i}", "a", "1", at=float(i))
+    _submit(engine2, "b0", "b", "1", at=10.0)
+    admitted = engine2.schedule(0.0).admissions
+    # 3 fit: b's first workload goes before a's third although it is the newest
+    assert "ns/b0" in admitted and len(admitted) == 3
+
+
+def test_fair_preemption_takes_from_the_queue_over_its_share() -> None:
+    engine = _engine(fair=True)
+    engine.add_cohort(Cohort("org"))
+    any_ = Preemption("Never", "Any")
+    _queue(engine, "a", "org", "3", preemption=any_)
+    _queue(engine, "b", "org", "3", preemption=any_)
+    for i in range(6):
+        _submit(engine, f"a{i}", "a", "1", at=float(i))
+    assert len(engine.schedule(0.0).admissions) == 6
+    b = _submit(engine, "b0", "b", "1", at=10.0)
+    result = engine.schedule(1.0)
+    # b is within its nominal quota: it reclaims one of a's borrowed workloads (all admitted at
+    # once, so the tie goes by name, as Kueue's goes by UID)
+    assert [(p.victim, p.reason) for p in result.preemptions] == [("ns/a0", "InCohortReclamation")]
+    assert b not in result.admissions
+
+
+# -- property: quota is never exceeded through any tree -----------------------------------
+COHORTS = ("c0", "c1", "c2", "c3")
+cohort_specs = st.tuples(
+    st.sampled_from([None, "c0", "c1", "c2", "c3"]),  # parent (cycles allowed)
+    st.one_of(st.none(), st.integers(0, 4)),  # own nominal
+    st.one_of(st.none(), st.integers(0, 3)),  # borrowing limit
+    st.one_of(st.none(), st.integers(0, 3)),  # lending limit
+    st.sampled_from([0.0, 1.0, 1.0, 2.0]),  # weight
+)
+queue_specs = st.tuples(
+    st.sampled_from([None, "c0", "c1", "c2", "c3"]),
+    st.integers(0, 4),
+    st.one_of(st.none(), st.integers(0, 3)),
+    st.one_of(st.none(), st.integers(0, 3)),
+    st.sampled_from(["Never", "LowerPriority", "Any"]),
+)
+ops = st.lists(
+    st.one_of(
+        st.tuples(
+            st.just("arrive"), st.integers(0, 3), st.sampled_from(["500m", "1", "2", "3"]), st.integers(0, 2)
+        ),
+        st.tuples(st.just("arrive"), st.integers(0, 3), st.sampled_from(["1", "2"]), st.integers(0, 2)),
+        st.tuples(st.just("finish"), st.integers(0, 40)),
+        st.tuples(st.just("queue"), st.integers(0, 3), queue_specs),
+        st.tuples(st.just("cohort"), st.integers(0, 3), cohort_specs),
+        st.tuples(st.just("drop"), st.integers(0, 3)),
+    ),
+    min_size=5,
+    max_size=30,
+)
+
+
+def _cohort(index: int, spec: tuple) -> Cohort:
+    parent, own, borrow, lend, weight = spec
+    groups = () if own is None else _groups(str(own), _opt(borrow if parent else None), _opt(lend))
+    return Cohort(COHORTS[index], parent, groups, weight)
+
+
+def _opt(value: int | None) -> str | None:
+    return None if value is None else str(value)
+
+
+def _cq(index: int, spec: tuple) -> ClusterQueue:
+    cohort, nominal, borrow, lend, reclaim = spec
+    inside = cohort is not None
+    groups = _groups(
+        str(nominal),
+        _opt(borrow if inside else None),
+        _opt(min(lend, nominal) if inside and lend is not None else None),
+    )
+    return ClusterQueue(f"q{index}", groups, cohort=cohort, preemption=Preemption("LowerPriority", reclaim))
+
+
+def _tree_sums(
+    cqs: dict[str, ClusterQueue], cohorts: dict[str, Cohort]
+) -> tuple[dict[str, str | None], dict[str, int]]:
+    """The root (None in a cycle) of every queue, and every root's total nominal quota, from specs."""
+
+    def top(name: str) -> str | None:
+        seen: set[str] = set()
+        while name not in seen:
+            seen.add(name)
+            spec = cohorts.get(name)
+            if spec is None or spec.parent is None:
+                return name
+            name = spec.parent
+        return None
+
+    def quota(groups: tuple[ResourceGroup, ...]) -> int:
+        return sum(r.nominal_quota.milli for g in groups for f in g.flavors for r in f.resources)
+
+    roots = {q: (top(spec.cohort) if spec.cohort else f"cq:{q}") for q, spec in cqs.items()}
+    totals: dict[str, int] = {}
+    for q, root in roots.items():
+        if root is not None:
+            totals[root] = totals.get(root, 0) + quota(cqs[q].resource_groups)
+    for name, spec in cohorts.items():
+        root = top(name)
+        if root is not None and root in totals:
+            totals[root] += quota(spec.resource_groups)
+    return roots, totals
+
+
+@settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    st.lists(cohort_specs, min_size=4, max_size=4),
+    st.lists(queue_specs, min_size=4, max_size=4),
+    ops,
+    st.booleans(),
+)
+def test_quota_is_never_exceeded_through_any_cohort_tree(
+    cohort_list: list[tuple], queue_list: list[tuple], operations: list[tuple], fair: bool
+) -> None:
+    engine = _engine(fair)
+    cohorts = {COHORTS[i]: _cohort(i, spec) for i, spec in enumerate(cohort_list)}
+    cqs = {f"q{i}": _cq(i, spec) for i, spec in enumerate(queue_list)}
+    for spec in cohorts.values():
+        engine.add_cohort(spec)
+    for name, spec in cqs.items():
+        engine.add_cluster_queue(spec)
+        engine.add_local_queue(LocalQueue("ns", name, name))
+    serial, now, evict = 0, 0.0, []
+    for op in operations:
+        for key in evict:
+            wl = engine.workload(key)
+            if wl is not None and wl.admission is not None:
+                engine.update_workload(replace(wl, admission=None))
+        evict = []
+        if op[0] == "arrive":
+            serial += 1
+            _submit(engine, f"w{serial}", f"q{op[1]}", op[2], now, op[3])
+        elif op[0] == "finish":
+            admitted = sorted(k for k in engine.state.cache.admitted)
+            if admitted:
+                engine.remove_workload(admitted[op[1] % len(admitted)])
+        elif op[0] == "queue":
+            cqs[f"q{op[1]}"] = _cq(op[1], op[2])
+            engine.update_cluster_queue(cqs[f"q{op[1]}"])
+        elif op[0] == "cohort":
+            cohorts[COHORTS[op[1]]] = _cohort(op[1], op[2])
+            engine.update_cohort(cohorts[COHORTS[op[1]]])
+        elif op[0] == "drop":
+            cohorts.pop(COHORTS[op[1]], None)
+            engine.remove_cohort(COHORTS[op[1]])
+        before = set(engine.quota_violations())
+        result = engine.schedule(now)
+        assert set(engine.quota_violations()) <= before
+        roots, totals = _tree_sums(cqs, cohorts)
+        usage = {q: sum(v.milli for v in engine.usage(q).values()) for q in cqs}
+        for key, admission in result.admissions.items():
+            q = admission.cluster_queue
+            assert roots[q] is not None, f"{key} admitted in {q}, whose cohort tree has a cycle"
+            members = [m for m, r in roots.items() if r == roots[q]]
+            assert sum(usage[m] for m in members) <= totals[roots[q]], f"tree of {q} over its quota"
+            spec = cqs[q]
+            quotas = [r for g in spec.resource_groups for f in g.flavors for r in f.resources]
+            cap = quotas[0].nominal_quota.milli
+            if spec.cohort is None:
+                assert usage[q] <= cap
+            elif quotas[0].borrowing_limit is not None:
+                assert usage[q] <= cap + quotas[0].borrowing_limit.milli
+        evict.extend(p.victim for p in result.preemptions)
+        now += 1.0
