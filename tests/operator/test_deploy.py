@@ -342,7 +342,7 @@ def test_rbac_grants_exactly_what_the_operator_uses(rendered: list[Obj]) -> None
     assert role["metadata"]["namespace"] == NAMESPACE
     sa = one(rendered, "ServiceAccount")["metadata"]
     for binding_kind, bound in (("ClusterRoleBinding", cluster_role), ("RoleBinding", role)):
-        binding = one(rendered, binding_kind)
+        binding = one(rendered, binding_kind, bound["metadata"]["name"])
         assert binding["roleRef"]["name"] == bound["metadata"]["name"]
         assert binding["subjects"] == [
             {"kind": "ServiceAccount", "name": sa["name"], "namespace": sa["namespace"]}
@@ -381,6 +381,11 @@ def test_packaged_rbac_is_deploys(rendered: list[Obj]) -> None:
         "ClusterRoleBinding",
         "Role",
         "RoleBinding",
+        # the visibility API's (deploy/visibility): front-proxy trust in kube-system, viewer roles
+        "Role",
+        "RoleBinding",
+        "ClusterRole",
+        "ClusterRole",
     ]
     for obj in packaged:
         deployed = one(rendered, obj["kind"], obj["metadata"]["name"])

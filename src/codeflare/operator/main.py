@@ -110,7 +110,12 @@ def _register_controllers(ctx: OperatorContext) -> list[Awaitable[Any]]:
     """
     background: list[Awaitable[Any]] = []
     if ctx.config.queueing.enabled:
-        background += importlib.import_module("codeflare.operator.queueing.controller").register(ctx)
+        queueing = importlib.import_module("codeflare.operator.queueing.controller").QueueingController(ctx)
+        background += queueing.background()
+        # the visibility API answers from the queueing controller's engine
+        background += importlib.import_module("codeflare.operator.visibility.controller").register(
+            ctx, queueing.state
+        )
     else:
         log.info("queueing disabled: Kueue objects are left to an external Kueue")
     if ctx.config.appwrapper.enabled:

@@ -30,10 +30,20 @@ CODES = {"ns/a": "WaitingForQuota", "ns/b": "PendingEvaluation", "ns/c": "Miscon
 
 
 def test_counts_by_queue_state_and_reason() -> None:
-    workloads = [wl("a", "lq"), wl("b", "lq"), wl("c", "missing"), wl("h", "held"), wl("d", "lq", "cq"),
-                 wl("e", "lq", "cq", finished=True)]
-    counts = kueue_counts(workloads, {("ns", "lq"): "cq", ("ns", "held"): "cq"},
-                          lambda key, _: CODES[key], held=[("ns", "held")])
+    workloads = [
+        wl("a", "lq"),
+        wl("b", "lq"),
+        wl("c", "missing"),
+        wl("h", "held"),
+        wl("d", "lq", "cq"),
+        wl("e", "lq", "cq", finished=True),
+    ]
+    counts = kueue_counts(
+        workloads,
+        {("ns", "lq"): "cq", ("ns", "held"): "cq"},
+        lambda key, _: CODES[key],
+        held=[("ns", "held")],
+    )
     assert counts.pending == {("cq", "inadmissible"): 1, ("cq", "active"): 1}
     assert counts.admitted == {"cq": 1} and counts.lq_admitted == {("ns", "lq"): 1}
     assert counts.unadmitted == {
@@ -62,8 +72,14 @@ def test_served_under_kueues_names_and_labels() -> None:
     cause = ("underlying_cause", "WaitingForQuota")
     unadmitted = (("cluster_queue", "cq"), ("reason", "NoReservation"), role, cause)
     assert samples[("kueue_unadmitted_workloads", unadmitted)] == 1
-    lq = (("cluster_queue", "cq"), ("name", "lq"), ("namespace", "ns"), ("reason", "NoReservation"), role,
-          cause)
+    lq = (
+        ("cluster_queue", "cq"),
+        ("name", "lq"),
+        ("namespace", "ns"),
+        ("reason", "NoReservation"),
+        role,
+        cause,
+    )
     assert samples[("kueue_local_queue_unadmitted_workloads", lq)] == 1
     metrics.report_kueue_counts(kueue_counts([], {}, lambda *_: ""))
     assert "kueue_pending_workloads{" not in metrics.render().decode()  # a queue's series go with it

@@ -72,8 +72,13 @@ def test_exceeds_max_exactly_when_no_flavor_could_ever_hold_it(tried: list[tuple
 
 def test_legacy_reasons_are_kueues_fallbacks() -> None:
     assert rc.legacy_reason(rc.MISCONFIGURED) == rc.legacy_reason(rc.SUSPENDED) == "Inadmissible"
-    for code in (rc.WAITING_FOR_QUOTA, rc.EXCEEDS_MAX_QUOTA, rc.NO_MATCHING_FLAVOR,
-                 rc.WAITING_FOR_PREEMPTED, rc.PENDING_EVALUATION):
+    for code in (
+        rc.WAITING_FOR_QUOTA,
+        rc.EXCEEDS_MAX_QUOTA,
+        rc.NO_MATCHING_FLAVOR,
+        rc.WAITING_FOR_PREEMPTED,
+        rc.PENDING_EVALUATION,
+    ):
         assert rc.legacy_reason(code) == "Pending"
     assert rc.legacy_reason(rc.DEACTIVATED) == rc.DEACTIVATED
     assert rc.legacy_reason("Pending") == "Pending"
