@@ -383,8 +383,16 @@ class QuotaBook:
         parent = compiled.parent
         if parent is None:
             return max(0, nominal - used)
+        # _through inlined: this is the hottest call of a cycle
+        if parent.parent is None:
+            above = parent.subtree.get(fr, 0) - parent.usage.get(fr, 0)
+        else:
+            above = parent.available(fr)
+        guaranteed = compiled.guaranteed[fr]
         limit = compiled.borrowing_limit[fr]
-        return max(0, _through(parent, nominal, compiled.guaranteed[fr], limit, used, fr))
+        if limit is not None:
+            above = min(above, nominal - guaranteed - max(0, used - guaranteed) + limit)
+        return max(0, max(0, guaranteed - used) + above)
 
     def potential_available(self, name: str, fr: FlavorResource) -> int:
         """The most of ``fr`` the queue could hold were nothing used (Kueue's PotentialAvailable)."""
@@ -406,6 +414,8 @@ class QuotaBook:
         used = self.usage[name].get(fr, 0)
         if compiled.parent is None or used + value <= compiled.nominal.get(fr, 0):
             return 0
+        if compiled.parent.parent is None:
+            return compiled.parent.height  # a flat cohort: the root, fitting or not
         remaining = value - max(0, compiled.guaranteed.get(fr, 0) - used)
         node: CohortNode | None = compiled.parent
         while node is not None:
