@@ -26,7 +26,11 @@ MAX_DEPTH = 100
 MAX_NODES = 1_000_000
 
 
-_KEY_END = re.compile(r'"\s*:')
+# The end of a key: a quote not escaped (after an even run of backslashes) followed by a colon.
+# Every key's closing quote matches; inside strings only an opening quote can (a string that
+# starts with a colon), so a fieldsV1 key such as ``"k:{\"name\":\"main\"}"``, which holds
+# ``\":``, no longer sends every managed object to the exact second pass.
+_KEY_END = re.compile(r'(?<!\\)(?:\\\\)*"\s*:')
 
 
 class DecodedObject(dict[str, Any]):
@@ -72,9 +76,9 @@ def decode_json(text: str) -> Any:
         nodes[0] = 1
         if isinstance(value, dict | list):
             _count_containers(value, 0, nodes)
-    # Every key ends with `"` then `:`; more of those than keys decoded means a repeated key (or
-    # a string value holding `":`, which the exact second pass below tells apart). Counting the
-    # colons first (one C loop) settles the common case, a body with no colon in its values.
+    # Every key ends with an unescaped `"` then `:`; more of those than keys decoded means a
+    # repeated key (or a string value starting with `:`, which the exact second pass tells
+    # apart). Counting the colons first (one C loop) settles the common case.
     keys = nodes[1]
     if isinstance(value, dict) and text.count(":") > keys and len(_KEY_END.findall(text)) > keys:
         duplicates = _json_duplicates(text)

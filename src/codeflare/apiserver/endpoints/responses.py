@@ -9,7 +9,6 @@ decides what to answer.
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from aiohttp import web
@@ -20,15 +19,12 @@ from codeflare.apiserver.endpoints import tables
 from codeflare.apiserver.endpoints.request import JSON
 from codeflare.apiserver.registry.listing import ListResult
 from codeflare.apiserver.registry.resources import ResourceType
-
-
-def dumps(obj: Any) -> str:
-    return json.dumps(obj, separators=(",", ":"), ensure_ascii=False)
+from codeflare.apiserver.storage.codec import dumps_bytes
 
 
 def json_response(body: Any, status: int = 200, warnings: list[str] | None = None) -> web.Response:
     # exactly "application/json", no charset: some clients (lightkube) compare the header verbatim
-    resp = web.Response(body=dumps(body).encode(), status=status, headers={"Content-Type": JSON})
+    resp = web.Response(body=dumps_bytes(body), status=status, headers={"Content-Type": JSON})
     for warning in warnings or []:
         resp.headers.add("Warning", warning_header(warning))
     return resp
@@ -80,7 +76,7 @@ def render_list(request: web.Request, rt: ResourceType, page: ListResult) -> web
         meta["continue"] = page.continue_token
     if page.remaining is not None:
         meta["remainingItemCount"] = page.remaining
-    head = dumps({"kind": rt.list_kind, "apiVersion": rt.api_version, "metadata": meta})
-    items = ",".join(dumps(item) for item in page.items)
-    text = head[:-1] + ',"items":[' + items + "]}"
-    return web.Response(body=text.encode(), headers={"Content-Type": JSON})
+    head = dumps_bytes({"kind": rt.list_kind, "apiVersion": rt.api_version, "metadata": meta})
+    items = b",".join(dumps_bytes(item) for item in page.items)
+    body = head[:-1] + b',"items":[' + items + b"]}"
+    return web.Response(body=body, headers={"Content-Type": JSON})

@@ -25,12 +25,12 @@ from codeflare.apiserver import errors
 from codeflare.apiserver.endpoints import tables
 from codeflare.apiserver.endpoints.list_options import ListOptions
 from codeflare.apiserver.endpoints.request import JSON
-from codeflare.apiserver.endpoints.responses import dumps
 from codeflare.apiserver.registry.listing import parse_resource_version
 from codeflare.apiserver.registry.objects import ObjectAPI
 from codeflare.apiserver.registry.resources import ResourceType
 from codeflare.apiserver.registry.selectors import FieldSelector, LabelSelector
 from codeflare.apiserver.registry.watch import Watcher, WatchFilter, WatchHub
+from codeflare.apiserver.storage.codec import dumps_bytes
 
 DEFAULT_WATCH_TIMEOUT = 1800.0
 
@@ -48,14 +48,14 @@ class _Encoder:
             rv = shown["metadata"].get("resourceVersion", "")
             shown = tables.table(self.rt, [shown], rv, self.include, with_columns=self.first)
             self.first = False
-        return (dumps({"type": event_type, "object": shown}) + "\n").encode()
+        return dumps_bytes({"type": event_type, "object": shown}) + b"\n"
 
     def bookmark(self, extra: dict[str, Any] | None = None) -> bytes:
         meta: dict[str, Any] = {"resourceVersion": str(self.api.store.resource_version)}
         if extra:
             meta["annotations"] = extra
         obj = {"kind": self.rt.kind, "apiVersion": self.rt.api_version, "metadata": meta}
-        return (dumps({"type": "BOOKMARK", "object": obj}) + "\n").encode()
+        return dumps_bytes({"type": "BOOKMARK", "object": obj}) + b"\n"
 
 
 async def _start(
@@ -75,7 +75,7 @@ async def _start(
 async def _error_event(request: web.Request, err: errors.ApiError) -> web.StreamResponse:
     resp = web.StreamResponse(status=200, headers={"Content-Type": JSON})
     await resp.prepare(request)
-    await resp.write((dumps({"type": "ERROR", "object": err.status()}) + "\n").encode())
+    await resp.write(dumps_bytes({"type": "ERROR", "object": err.status()}) + b"\n")
     return resp
 
 
@@ -122,7 +122,7 @@ async def serve_watch(
             await resp.write_eof()
     except errors.ApiError as err:  # an event that could not be shown (its conversion failed)
         with contextlib.suppress(ConnectionResetError, RuntimeError):
-            await resp.write((dumps({"type": "ERROR", "object": err.status()}) + "\n").encode())
+            await resp.write(dumps_bytes({"type": "ERROR", "object": err.status()}) + b"\n")
             await resp.write_eof()
     except (ConnectionResetError, asyncio.CancelledError, RuntimeError):
         pass

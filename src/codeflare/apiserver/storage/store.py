@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from codeflare.apiserver.storage.codec import dumps as _dumps
 from codeflare.apiserver.storage.reserve import DEFAULT_RESERVE_BYTES, SpaceReserve, is_disk_full
 
 log = logging.getLogger(__name__)
@@ -50,10 +51,6 @@ class StorageFull(Exception):
     def __init__(self, directory: str) -> None:
         super().__init__(f"no space left for the database in {directory}")
         self.directory = directory
-
-
-def _dumps(obj: Any) -> str:
-    return json.dumps(obj, separators=(",", ":"), ensure_ascii=False)
 
 
 class ObjectStore:

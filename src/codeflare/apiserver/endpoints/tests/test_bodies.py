@@ -175,3 +175,25 @@ def test_json_sent_as_yaml_with_repeated_keys_is_worded_as_yaml() -> None:
     value = bodies.decode_yaml('{"spec": {"paused": true,\n "paused": false}}')
     assert isinstance(value, bodies.DecodedObject)
     assert value.duplicate_fields == [("", 'line 2: key "paused" already set in map')]
+
+
+def _keys(node: Any) -> int:
+    if isinstance(node, dict):
+        return len(node) + sum(_keys(v) for v in node.values())
+    if isinstance(node, list):
+        return sum(_keys(v) for v in node)
+    return 0
+
+
+@settings(max_examples=200, deadline=None)
+@given(tree=TREES)
+def test_key_ends_are_never_undercounted(tree: Any) -> None:
+    """At least one match per key (a repeat can never go unnoticed)."""
+    for text in (json.dumps(tree), json.dumps(tree, separators=(",", ":"))):
+        assert len(bodies._KEY_END.findall(text)) >= _keys(tree)
+
+
+def test_escaped_quotes_before_colons_are_not_key_ends() -> None:
+    """A managedFields key holds ``\\":`` (the object that sent every write to the second pass)."""
+    text = json.dumps({"f:spec": {"k:{\"name\":\"main\"}": {}}, "a\\": 1, "b": 'x\\\":y'})
+    assert len(bodies._KEY_END.findall(text)) == 4
