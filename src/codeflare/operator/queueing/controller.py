@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import importlib
 import logging
 from collections.abc import Awaitable
 from typing import Any
@@ -74,6 +75,8 @@ class QueueingController:
     def background(self) -> list[Awaitable[Any]]:
         loops: list[Awaitable[Any]] = [self._schedule_loop(), self._job_loop(), self._reason_loop()]
         loops.append(self.forecaster.run(self._synced))
+        forecast_api = importlib.import_module("codeflare.operator.forecast_api")  # feasibility checks
+        loops += forecast_api.register(self.ctx, self.state, self.forecaster)
         if self.ctx.config.queueing.wait_for_pods_ready.enabled:
             loops.append(self._pods_ready_loop())
         return loops  # the informers themselves run in ctx.informers
