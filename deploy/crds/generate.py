@@ -776,6 +776,7 @@ def cluster_queue() -> Schema:
                 ),
             ),
             "stopPolicy": enum(["None", "Hold", "HoldAndDrain"], "Stop admitting (and evicting).", "None"),
+            "fairSharing": fair_sharing_spec(),
             "admissionChecks": array(string(), "Checks every workload must pass before admission."),
             "admissionChecksStrategy": admission_checks_strategy(),
         },
@@ -796,6 +797,7 @@ def cluster_queue() -> Schema:
             "flavorsReservation": usage_by_flavor("Quota reserved, by flavor."),
             "flavorsUsage": usage_by_flavor("Quota used by admitted workloads, by flavor."),
             "conditions": conditions("Active."),
+            "fairSharing": fair_sharing_status(),
         },
         "Observed state, written by the queueing controller.",
     )
@@ -818,6 +820,58 @@ def cluster_queue() -> Schema:
         description="Quota shared by the workloads of its LocalQueues.",
     )
     return kueue_versions(definition, cluster_queue_v1beta2, [column("Cohort", ".spec.cohortName"), *columns])
+
+
+def fair_sharing_spec() -> Schema:
+    # Kueue v0.19 apis/kueue/v1beta2/fairsharing_types.go (FairSharing)
+    return obj(
+        {"weight": quantity("Share of the parent's unused quota against siblings (default 1; 0: last).")},
+        "Fair-sharing properties; read only when fair sharing is enabled.",
+    )
+
+
+def fair_sharing_status() -> Schema:
+    # Kueue v0.19 apis/kueue/v1beta2/fairsharing_types.go (FairSharingStatus)
+    return obj(
+        {
+            "weightedShare": integer(
+                "Largest ratio of usage above quota to what the parent can lend, per mille, over the weight.",
+                fmt="int64",
+            ),
+        },
+        "Current fair-sharing state, written when fair sharing is enabled.",
+        required=["weightedShare"],
+    )
+
+
+def cohort() -> Schema:
+    # Kueue v0.19 apis/kueue/v1beta2/cohort_types.go: the same shape at v1beta1 (deprecated) and
+    # v1beta2, so the server converts by apiVersion alone (no webhook).
+    queue_spec = cluster_queue()["spec"]["versions"][1]["schema"]["openAPIV3Schema"]["properties"]["spec"]
+    spec = obj(
+        {
+            "parentName": string("The parent Cohort; unset for a root.", maxLength=253, pattern=DNS_SUBDOMAIN),
+            "resourceGroups": copy.deepcopy(queue_spec["properties"]["resourceGroups"]),
+            "fairSharing": fair_sharing_spec(),
+        },
+        "A node of a cohort tree: its parent and the quota it adds to its subtree's pool.",
+    )
+    definition = crd(
+        "kueue.x-k8s.io",
+        "Cohort",
+        "cohorts",
+        "v1beta1",
+        namespaced=False,
+        spec=spec,
+        status=obj({"fairSharing": fair_sharing_status()}, "Observed state."),
+        columns=[column("Parent", ".spec.parentName")],
+        short_names=["co"],
+        categories=KUEUE_CATEGORIES,
+        description="Hierarchical cohorts: quota shared by the ClusterQueues and Cohorts below it.",
+    )
+    kueue_versions(definition)
+    del definition["spec"]["conversion"]
+    return definition
 
 
 def local_queue() -> Schema:
@@ -889,7 +943,10 @@ WORKLOAD_RULES = rules(
     ),
     (
         f"!({QUOTA_RESERVED.format('oldSelf')}) || ("
-        "oldSelf.spec.priorityClassSource == self.spec.priorityClassSource"
+        # guarded by has() as in Kueue 0.19's v1beta1: a v1beta2-stored object without a
+        # priorityClassRef has no priorityClassSource once converted to v1beta1
+        "(!has(oldSelf.spec.priorityClassSource) || !has(self.spec.priorityClassSource)"
+        " || oldSelf.spec.priorityClassSource == self.spec.priorityClassSource)"
         " && (!has(oldSelf.spec.priorityClassName) || !has(self.spec.priorityClassName)"
         " || oldSelf.spec.priorityClassName == self.spec.priorityClassName)"
         f" && (!({QUOTA_RESERVED.format('self')}) || !has(oldSelf.spec.queueName) || !has(self.spec.queueName)"
@@ -1102,6 +1159,7 @@ BUILDERS = (
     ray_job,
     resource_flavor,
     cluster_queue,
+    cohort,
     local_queue,
     workload,
     workload_priority_class,

@@ -24,7 +24,7 @@ from tests.support.kubectl import NEEDS_KUBECTL, Kubectl
 CRDS = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions"
 GROUP = "cel.example.com"
 GAUGES = f"/apis/{GROUP}/v1/namespaces/default/gauges"
-QUEUES = "/apis/kueue.x-k8s.io/v1beta1/namespaces/default/localqueues"
+QUEUES = "/apis/kueue.x-k8s.io/v1beta2/namespaces/default/localqueues"
 RULE_PATH = "spec.versions[0].schema.openAPIV3Schema.properties[spec].x-kubernetes-validations[0].rule"
 
 SPEC_RULES = [
@@ -82,7 +82,7 @@ def gauge(name: str, low: int = 0, high: int = 10, unit: str = "C", **extra: Any
 
 def queue(name: str, cluster_queue: str = "cq-a") -> dict[str, Any]:
     return {
-        "apiVersion": "kueue.x-k8s.io/v1beta1",
+        "apiVersion": "kueue.x-k8s.io/v1beta2",
         "kind": "LocalQueue",
         "metadata": {"name": name, "namespace": "default"},
         "spec": {"clusterQueue": cluster_queue},

@@ -236,7 +236,7 @@ def test_delete_by_file_and_by_name(kubectl: Kubectl) -> None:
     gone = kubectl.run("get", "raycluster", "rc-del", "-n", NS, check=False)
     assert gone.returncode != 0 and "NotFound" in gone.stderr
     cq = {
-        "apiVersion": "kueue.x-k8s.io/v1beta1",
+        "apiVersion": "kueue.x-k8s.io/v1beta2",
         "kind": "ClusterQueue",
         "metadata": {"name": "cq-del"},
         "spec": {"resourceGroups": []},

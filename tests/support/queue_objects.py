@@ -66,7 +66,7 @@ def cluster_queue(name: str, cpu: str, cohort: str | None = None) -> Obj:
         ],
     }
     if cohort:
-        spec["cohort"] = cohort
+        spec["cohortName"] = cohort
     return {"metadata": {"name": name}, "spec": spec}
 
 

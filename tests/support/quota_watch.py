@@ -76,7 +76,7 @@ class QuotaWatcher:
                 for event in stream.stream(
                     self._api.list_cluster_custom_object,
                     "kueue.x-k8s.io",
-                    "v1beta1",
+                    "v1beta2",
                     "workloads",
                     resource_version=rv,
                     timeout_seconds=2,

@@ -77,9 +77,10 @@ def _describe(args: argparse.Namespace) -> int:
 
     with connect(args) as client:
         namespace = namespace_of(args, client)
-        queue = client.kube.get(kinds.LOCAL_QUEUE, args.name, namespace)
+        queue = client.kueue_get(kinds.LOCAL_QUEUE, args.name, namespace)
         cq_name = str((queue.get("spec") or {}).get("clusterQueue") or "")
-        cluster_queue = client.kube.find(kinds.CLUSTER_QUEUE, cq_name) if cq_name else None
+        cq_kind = client.kueue_kind(kinds.CLUSTER_QUEUE)  # quota and usage read the same in v1beta1
+        cluster_queue = client.kube.find(cq_kind, cq_name) if cq_name else None
         waiting = [w for w in list_all_queued(namespace, client) if w.get("queue") == args.name]
     data = {
         **local_queue_summary(queue),

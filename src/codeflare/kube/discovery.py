@@ -20,7 +20,7 @@ from typing import Any, Protocol
 from codeflare.kube import errors, kinds
 from codeflare.kube.kinds import Kind
 
-__all__ = ["Discovery", "ResourceLister", "kinds_from_resource_list"]
+__all__ = ["Discovery", "ResourceLister", "first_served", "kinds_from_resource_list"]
 
 
 class ResourceLister(Protocol):
@@ -45,6 +45,14 @@ def kinds_from_resource_list(api_version: str, resources: list[dict[str, Any]]) 
             continue
         out.setdefault(kind, Kind(group, version, kind, name, bool(resource.get("namespaced", True))))
     return out
+
+
+def first_served(groups: dict[str, list[str]], group: str, versions: tuple[str, ...]) -> str | None:
+    """The first of ``versions`` (best first) that ``groups`` (``GET /apis``: group -> versions) serves.
+
+    E.g. Kueue's ("v1beta2", "v1beta1"): v1beta2 on Kueue >= 0.15, v1beta1 on 0.13-0.14."""
+    served = groups.get(group) or []
+    return next((version for version in versions if version in served), None)
 
 
 class Discovery:

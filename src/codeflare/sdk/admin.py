@@ -1,7 +1,9 @@
 """Admin helpers: ResourceFlavors, ClusterQueues (cohorts, borrowing), LocalQueues, priorities.
 
 Each helper builds its object with the validating builders of :mod:`codeflare.api.builders`
-(so bad names or quantities fail before any call) and applies it (idempotent).
+(so bad names or quantities fail before any call) and applies it (idempotent), at v1beta2, or
+converted to v1beta1 on a Kueue that serves only that (:meth:`Client.kueue_apply`); the object
+returned is v1beta2 either way.
 """
 
 from __future__ import annotations
@@ -23,7 +25,7 @@ __all__ = [
 
 
 def _apply(client: Client | None, kind: Kind, obj: dict[str, Any]) -> dict[str, Any]:
-    return (client or Client.default()).kube.apply(kind, obj)
+    return (client or Client.default()).kueue_apply(kind, obj)
 
 
 def create_resource_flavor(

@@ -238,7 +238,7 @@ def workloads_of(client: Client, obj: dict[str, Any]) -> list[dict[str, Any]]:
     """The Workloads the queueing controller made for ``obj`` (found by its uid label)."""
     meta = obj.get("metadata") or {}
     labels = {JOB_UID_LABEL: str(meta.get("uid", ""))}
-    return client.kube.list(kinds.WORKLOAD, meta.get("namespace"), labels=labels)
+    return client.kueue_list(kinds.WORKLOAD, meta.get("namespace"), labels=labels)
 
 
 def get_cluster(name: str, namespace: str | None = None, client: Client | None = None) -> Cluster:
@@ -300,7 +300,7 @@ def list_all_queued(namespace: str | None = None, client: Client | None = None) 
     """Every queued job that is not admitted yet, with its Workload's reason: one list call."""
     client = client or Client.default()
     out = []
-    for wl in client.kube.list(kinds.WORKLOAD, namespace or client.namespace):
+    for wl in client.kueue_list(kinds.WORKLOAD, namespace or client.namespace):
         reason = pending_reason(wl)
         if reason is None:
             continue
@@ -321,7 +321,7 @@ def list_all_queued(namespace: str | None = None, client: Client | None = None) 
 def list_local_queues(namespace: str | None = None, client: Client | None = None) -> list[dict[str, Any]]:
     """Every LocalQueue of the namespace with its ClusterQueue and counters: one list call."""
     client = client or Client.default()
-    queues = client.kube.list(kinds.LOCAL_QUEUE, namespace or client.namespace)
+    queues = client.kueue_list(kinds.LOCAL_QUEUE, namespace or client.namespace)
     return [local_queue_summary(lq) for lq in queues]
 
 
@@ -335,5 +335,5 @@ def local_queue_summary(lq: dict[str, Any]) -> dict[str, Any]:
         "default": is_default_local_queue(lq),
         "pending": status.get("pendingWorkloads", 0),
         "admitted": status.get("admittedWorkloads", 0),
-        "flavors": [f.get("name") for f in status.get("flavorUsage") or []],
+        "flavors": [f.get("name") for f in status.get("flavorsUsage") or []],
     }

@@ -194,7 +194,10 @@ class RayJob:
         """
         for workload in workloads_of(self.client, self._object()):
             self.client.kube.patch(
-                kinds.WORKLOAD, workload["metadata"]["name"], {"spec": {"active": False}}, self.namespace
+                self.client.kueue_kind(kinds.WORKLOAD),
+                workload["metadata"]["name"],
+                {"spec": {"active": False}},
+                self.namespace,
             )
         self.client.kube.patch(kinds.RAYJOB, self.name, {"spec": {"suspend": True}}, self.namespace)
 
