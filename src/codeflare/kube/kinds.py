@@ -83,6 +83,8 @@ KUEUE_KINDS = (WORKLOAD, CLUSTER_QUEUE, LOCAL_QUEUE, RESOURCE_FLAVOR, WORKLOAD_P
 MACHINE_SET = Kind("machine.openshift.io", "v1beta1", "MachineSet", "machinesets")
 ROUTE = Kind("route.openshift.io", "v1", "Route", "routes")
 MACHINE_DEPLOYMENT = Kind("cluster.x-k8s.io", "v1beta1", "MachineDeployment", "machinedeployments")
+FEASIBILITY_CHECK = Kind("forecast.codeflare.dev", "v1alpha1", "FeasibilityCheck", "feasibilitychecks")
+"""Served by the operator (codeflare.operator.forecast_api): a create-only review, never stored."""
 
 BY_API_KIND: dict[tuple[str, str], Kind] = {
     (k.api_version, k.kind): k
