@@ -125,7 +125,7 @@ def cluster_queue(queue: Queue) -> Obj:
     return {
         "metadata": {"name": queue.name, "labels": {CLASS_LABEL: queue.class_name}},
         "spec": {
-            "cohort": queue.cohort,
+            "cohortName": queue.cohort,  # v1beta2 (v1beta1: cohort)
             "namespaceSelector": {},
             "resourceGroups": [
                 {"coveredResources": ["cpu"], "flavors": [{"name": FLAVOR, "resources": [resource]}]}
