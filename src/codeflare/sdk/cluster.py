@@ -130,6 +130,13 @@ class Cluster:
                     )
                 time.sleep(poll)
 
+    def check(self, duration: float | None = None) -> Any:
+        """Would this cluster be admitted now, later or never? Asks the operator; creates nothing
+        (a :class:`~codeflare.sdk.check.CheckResult`)."""
+        from codeflare.sdk.check import check_manifest
+
+        return check_manifest(self.client, self._kind, self.manifest(), duration)
+
     def why_pending(self) -> str | None:
         """Why the cluster is not admitted yet: its Workload's reason, verbatim (None when admitted)."""
         obj = self._object()

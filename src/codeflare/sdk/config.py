@@ -127,6 +127,12 @@ class ClusterConfiguration:
         """Extended resource -> Ray resource: the defaults overlaid with ``extended_resource_mapping``."""
         return {**DEFAULT_RESOURCE_MAPPING, **self.extended_resource_mapping}
 
+    def check(self, client: Any = None, duration: float | None = None) -> Any:
+        """Would this cluster be admitted now, later or never (``Cluster(self, client).check()``)?"""
+        from codeflare.sdk.cluster import Cluster
+
+        return Cluster(self, client).check(duration)
+
     def validate(self) -> None:
         """Check every field, normalise quantities in place, raise ConfigurationError on any problem."""
         problems = _container_problems(self)

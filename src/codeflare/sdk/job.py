@@ -121,6 +121,13 @@ class RayJob:
             cluster=str(status.get("rayClusterName") or ""),
         )
 
+    def check(self, duration: float | None = None) -> Any:
+        """Would this job be admitted now, later or never? Asks the operator; creates nothing
+        (a :class:`~codeflare.sdk.check.CheckResult`)."""
+        from codeflare.sdk.check import check_manifest
+
+        return check_manifest(self.client, kinds.RAYJOB, self._manifest, duration)
+
     def why_pending(self) -> str | None:
         """The Workload's reason while the job waits in its queue (None once admitted)."""
         workloads = workloads_of(self.client, self._object())
