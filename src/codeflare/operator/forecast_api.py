@@ -41,9 +41,8 @@ from codeflare.scheduling.forecast import fork
 
 log = logging.getLogger(__name__)
 
-GROUP = "forecast.codeflare.dev"
-VERSION = "v1alpha1"
-KIND, PLURAL = "FeasibilityCheck", "feasibilitychecks"
+CHECK = kinds.FEASIBILITY_CHECK
+GROUP, VERSION, KIND, PLURAL = CHECK.group, CHECK.version, CHECK.kind, CHECK.plural
 SERVICE_NAME = "codeflare-operator-forecast"
 FIELD_MANAGER = "codeflare-forecast"
 JOB_RESOURCES = {"RayCluster": kinds.RAYCLUSTER, "RayJob": kinds.RAYJOB, "AppWrapper": kinds.APPWRAPPER,

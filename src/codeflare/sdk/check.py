@@ -83,8 +83,8 @@ def check_body(kind: Kind, manifest: dict[str, Any], duration: float | None = No
     if declared:
         spec["durationSeconds"] = declared
     check = kinds.FEASIBILITY_CHECK
-    return {"apiVersion": check.api_version, "kind": check.kind, "metadata": {"name": meta.get("name", "check")},
-            "spec": spec}  # fmt: skip
+    name = meta.get("name", "check")
+    return {"apiVersion": check.api_version, "kind": check.kind, "metadata": {"name": name}, "spec": spec}
 
 
 def check_manifest(
