@@ -8,7 +8,10 @@ ConversionReview per CRD for a webhook, an apiVersion rewrite for strategy None)
 at the storage version (a new resourceVersion, a MODIFIED event, as the migrator's no-op update
 gives), and ``storedVersions`` trimmed to the storage version. A conversion that fails (the
 webhook not up yet) leaves the objects as they are, still readable, and is retried with backoff
-while the server runs. It does not run on a CRD update (kube does not either); a restart does.
+while the server runs. While it runs it also looks, every :data:`IDLE_CHECK` seconds, for a CRD
+whose ``storedVersions`` grew (an update moved its storage version, as an upgrade that re-applies
+the bundled CRDs does) and migrates that one too; a look reads the CRDs only, not their objects.
+kube-apiserver leaves this to a separate storage-version migrator; here the server is it.
 """
 
 from __future__ import annotations
@@ -24,6 +27,7 @@ from codeflare.apiserver.registry.resources import CRD_KEY, crd_storage_key
 log = logging.getLogger(__name__)
 
 FIRST_RETRY, MAX_RETRY = 1.0, 30.0
+IDLE_CHECK = 2.0  # seconds between looks for a CRD whose storage version moved
 
 
 class StorageMigration:
@@ -32,10 +36,13 @@ class StorageMigration:
     def __init__(self, api: ObjectAPI) -> None:
         self.api = api
 
-    def migrate_once(self) -> list[str]:
-        """One pass over every CRD; the names of those that could not be migrated yet."""
+    def migrate_once(self, only_moved: bool = False) -> list[str]:
+        """One pass over every CRD (``only_moved``: those whose storedVersions are not just the
+        storage version); the names of those that could not be migrated yet."""
         failed = []
         for crd in list(self.api.store.iter(CRD_KEY)):
+            if only_moved and not self._moved(crd):
+                continue
             name = str(crd["metadata"].get("name", ""))
             try:
                 self._migrate(crd)
@@ -73,9 +80,20 @@ class StorageMigration:
                 )
                 store.put(CRD_KEY, trimmed, current_crd)
 
+    def _moved(self, crd: dict[str, Any]) -> bool:
+        rt = self.api.registry.storage_type(crd_storage_key(crd))
+        stored = list((crd.get("status") or {}).get("storedVersions") or [])
+        return rt is not None and stored != [rt.storage_version]
+
     async def run(self) -> None:
-        """Migrate now, then retry what failed with backoff until everything is migrated."""
+        """Migrate now; retry what failed with backoff; then keep migrating CRDs whose storage moves."""
         delay = FIRST_RETRY
-        while self.migrate_once():
-            await asyncio.sleep(delay)
-            delay = min(delay * 2, MAX_RETRY)
+        failed = self.migrate_once()
+        while True:
+            if failed:
+                await asyncio.sleep(delay)
+                delay = min(delay * 2, MAX_RETRY)
+            else:
+                await asyncio.sleep(IDLE_CHECK)
+                delay = FIRST_RETRY
+            failed = self.migrate_once(only_moved=True)

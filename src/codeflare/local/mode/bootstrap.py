@@ -51,10 +51,28 @@ def _install_crds(kube: Kube) -> None:
     for crd in load_crds():
         # Look first: the embedded server answers a duplicate CRD with 422 (plural already
         # served), not 409, so a second `up` would fail on create alone.
-        if kube.find(kinds.CRD, crd["metadata"]["name"]) is not None:
+        existing = kube.find(kinds.CRD, crd["metadata"]["name"])
+        if existing is not None:
+            _upgrade_crd(kube, existing, crd)
             continue
         with contextlib.suppress(errors.AlreadyExists):
             kube.create(kinds.CRD, crd)
+
+
+def _upgrade_crd(kube: Kube, existing: Obj, bundled: Obj) -> None:
+    """A state dir of an older release: serve the bundled versions (the server then migrates the
+    stored objects to the new storage version). A webhook clientConfig the operator patched in
+    is kept, so a running operator's conversion keeps working."""
+    def versions(crd: Obj) -> list[tuple[Any, Any]]:
+        return [(v.get("name"), v.get("storage")) for v in crd["spec"].get("versions") or []]
+
+    if versions(existing) == versions(bundled):
+        return
+    spec = dict(bundled["spec"])
+    current = existing["spec"].get("conversion") or {}
+    if current.get("strategy") == "Webhook" and spec.get("conversion"):
+        spec["conversion"] = current
+    kube.replace(kinds.CRD, {**existing, "spec": spec})
 
 
 def _operator_config(kube: Kube) -> int:
