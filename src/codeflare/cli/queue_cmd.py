@@ -1,8 +1,10 @@
 """``codeflare queue list|describe``: the LocalQueues a user submits to, and what waits in them.
 
 ``list`` shows each LocalQueue with its ClusterQueue and pending/admitted counts; ``describe``
-adds the ClusterQueue's quota and usage per flavor and every job still waiting in the queue with
-the reason the scheduler gave. Read-only (admins create queues with :mod:`codeflare.sdk.admin`).
+adds the ClusterQueue's quota and usage per flavor and every job still waiting in the queue, in
+queue order with its position in the ClusterQueue/LocalQueue (Kueue's visibility API; "-" and the
+reason when it is not served) and the scheduler's reason code and message. Read-only (admins
+create queues with :mod:`codeflare.sdk.admin`).
 Exit codes: 0 done, 1 the queue does not exist or the API failed (message on stderr), 2 usage.
 """
 
@@ -71,6 +73,18 @@ def quota_rows(cluster_queue: dict[str, Any] | None) -> list[dict[str, Any]]:
     return rows
 
 
+def position_text(queued: dict[str, Any]) -> str:
+    """``3/1``: the place in the ClusterQueue and in the LocalQueue, counting from 1 (visibility API
+    positions count from 0); "-" when the API could not tell."""
+    in_cq, in_lq = queued.get("position_in_cluster_queue"), queued.get("position_in_local_queue")
+    return "-" if in_cq is None or in_lq is None else f"{in_cq + 1}/{in_lq + 1}"
+
+
+def _in_line(queued: dict[str, Any]) -> tuple[bool, int, str]:
+    position = queued.get("position_in_cluster_queue")
+    return position is None, position or 0, str(queued.get("name"))
+
+
 def _describe(args: argparse.Namespace) -> int:
     from codeflare.kube import kinds
     from codeflare.sdk.cluster import list_all_queued, local_queue_summary
@@ -101,8 +115,12 @@ def _describe(args: argparse.Namespace) -> int:
             print_table("Quota", ("FLAVOR", "RESOURCE", "NOMINAL", "USED"),
                         ([q["flavor"], q["resource"], q["nominal"], q["used"]] for q in data["quota"]))
         if waiting:
-            print_table("Queued", ("KIND", "NAME", "REASON"),
-                        ([w["kind"], w["name"], w["reason"]] for w in waiting))
+            print_table("Queued", ("POSITION", "KIND", "NAME", "REASON", "MESSAGE"),
+                        ([position_text(w), w["kind"], w["name"], w["reason_code"], w["message"]]
+                         for w in sorted(waiting, key=_in_line)))
+            notes = sorted({w["position_note"] for w in waiting if w["position_note"]})
+            for note in notes:
+                print(f"Positions unknown: {note}")
         else:
             print("Queued: none")
 

@@ -150,6 +150,11 @@ class AsyncKube:
             for g in (await self._discovery("/apis")).get("groups") or []
         }
 
+    async def get_raw(self, path: str) -> Obj:
+        """``GET path`` (with its query string) as JSON, for what no Kind describes, e.g. an
+        aggregated API's answer (``kubectl get --raw``); retried like discovery."""
+        return await self._discovery(path)
+
     async def api_resources(self, api_version: str) -> list[Obj]:
         """Discovery of one group-version: its APIResourceList ``resources`` (subresources included)."""
         path = f"/apis/{api_version}" if "/" in api_version else f"/api/{api_version}"
@@ -488,6 +493,7 @@ class Kube:
 
     api_groups = _blocking(AsyncKube.api_groups)
     api_resources = _blocking(AsyncKube.api_resources)
+    get_raw = _blocking(AsyncKube.get_raw)
     get = _blocking(AsyncKube.get)
     find = _blocking(AsyncKube.find)
     list = _blocking(AsyncKube.list)

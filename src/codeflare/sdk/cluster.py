@@ -2,8 +2,9 @@
 
 Configuration is validated before any API call (:class:`ClusterConfiguration`); ``apply()`` is
 a server-side apply with field manager ``codeflare`` (idempotent); ``status()`` is one GET of one
-object; ``why_pending()`` returns the Workload's reason verbatim. Every call goes through the
-one :class:`~codeflare.sdk.client.Client` the cluster was given (or the default one).
+object; ``why_pending()`` returns the Workload's reason code and message with its queue position.
+Every call goes through the one :class:`~codeflare.sdk.client.Client` the cluster was given (or
+the default one).
 """
 
 from __future__ import annotations
@@ -23,7 +24,14 @@ from codeflare.sdk.applying import apply_keeping_admission
 from codeflare.sdk.client import Client
 from codeflare.sdk.config import ClusterConfiguration
 from codeflare.sdk.raylink import dashboard_answers, job_client_for
-from codeflare.sdk.status import CodeFlareClusterStatus, RayClusterInfo, info_of, pending_reason, status_of
+from codeflare.sdk.status import (
+    CodeFlareClusterStatus,
+    QueuePositions,
+    RayClusterInfo,
+    explain_pending,
+    info_of,
+    status_of,
+)
 
 log = logging.getLogger(__name__)
 
@@ -138,7 +146,8 @@ class Cluster:
         return check_manifest(self.client, self._kind, self.manifest(), duration)
 
     def why_pending(self) -> str | None:
-        """Why the cluster is not admitted yet: its Workload's reason, verbatim (None when admitted)."""
+        """Why the cluster is not admitted yet: its Workload's reason code and message, and its
+        position in the queue from the visibility API (a :class:`PendingReason`; None when admitted)."""
         obj = self._object()
         if obj is None:
             return None
@@ -147,7 +156,7 @@ class Cluster:
             if (obj.get("spec") or {}).get("suspend"):
                 return "no Workload yet: the queueing controller has not seen this cluster"
             return None
-        return pending_reason(workloads[0])
+        return explain_pending(workloads[0], QueuePositions(self.client.kube))
 
     def details(self) -> RayClusterInfo:
         rc = self._raycluster()
@@ -307,8 +316,9 @@ def list_all_queued(namespace: str | None = None, client: Client | None = None) 
     """Every queued job that is not admitted yet, with its Workload's reason: one list call."""
     client = client or Client.default()
     out = []
+    positions = QueuePositions(client.kube)
     for wl in client.kueue_list(kinds.WORKLOAD, namespace or client.namespace):
-        reason = pending_reason(wl)
+        reason = explain_pending(wl, positions)
         if reason is None:
             continue
         owner: dict[str, Any] = next(iter(owner_references(wl)), {})
@@ -320,6 +330,11 @@ def list_all_queued(namespace: str | None = None, client: Client | None = None) 
                 "queue": (wl.get("spec") or {}).get("queueName"),
                 "workload": wl["metadata"]["name"],
                 "reason": reason,
+                "reason_code": reason.reason,
+                "message": reason.message,
+                "position_in_cluster_queue": reason.position.cluster_queue if reason.position else None,
+                "position_in_local_queue": reason.position.local_queue if reason.position else None,
+                "position_note": reason.position_note,
             }
         )
     return out

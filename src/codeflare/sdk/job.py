@@ -21,7 +21,7 @@ from codeflare.sdk.applying import apply_keeping_admission
 from codeflare.sdk.client import Client
 from codeflare.sdk.cluster import dashboard_uri, job_client_for, workloads_of
 from codeflare.sdk.config import ClusterConfiguration
-from codeflare.sdk.status import pending_reason
+from codeflare.sdk.status import QueuePositions, explain_pending
 
 log = logging.getLogger(__name__)
 
@@ -129,9 +129,10 @@ class RayJob:
         return check_manifest(self.client, kinds.RAYJOB, self._manifest, duration)
 
     def why_pending(self) -> str | None:
-        """The Workload's reason while the job waits in its queue (None once admitted)."""
+        """The Workload's reason code, message and queue position while the job waits (None once
+        admitted)."""
         workloads = workloads_of(self.client, self._object())
-        return pending_reason(workloads[0]) if workloads else None
+        return explain_pending(workloads[0], QueuePositions(self.client.kube)) if workloads else None
 
     def wait(self, timeout: float | None = 900, poll: float = 1.0, progress: bool = True) -> RayJobStatus:
         """Wait until the job finished (Complete or Failed) and return its final status."""
