@@ -107,6 +107,10 @@ def register(subparsers: Any, name: str) -> None:
     wait.add_argument("--timeout", type=float, default=600, help="seconds to wait (default 600)")
     wait.set_defaults(func=guarded(_wait))
 
+    from codeflare.cli import check_cmd  # `check`: the same options, nothing created
+
+    check_cmd.register_cluster(sub, parent)
+
 
 def existing(client: Client, name: str, namespace: str) -> Cluster:
     """The Cluster object for ``name``: its AppWrapper when it is wrapped, else its RayCluster."""

@@ -79,6 +79,10 @@ def register(subparsers: Any, name: str) -> None:
     listing = sub.add_parser("list", parents=[parent], help="list the RayJobs of a namespace")
     listing.set_defaults(func=guarded(_list))
 
+    from codeflare.cli import check_cmd  # `check`: the same options, nothing created
+
+    check_cmd.register_job(sub, parent)
+
 
 def handle(client: Client, name: str, namespace: str) -> RayJob:
     """An SDK handle on an existing RayJob (status/logs/stop/delete read the object itself; the
