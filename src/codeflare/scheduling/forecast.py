@@ -57,10 +57,6 @@ class Estimate:
     preempts: tuple[str, ...] = ()
     flavors: tuple[tuple[str, str], ...] = ()  # (resource, flavor) of its simulated admission
 
-    @property
-    def bounded(self) -> bool:
-        return self.start is not None
-
 
 @dataclass
 class Forecast:
@@ -69,10 +65,6 @@ class Forecast:
     now: float
     estimates: dict[str, Estimate] = field(default_factory=dict)
     steps: int = 0
-
-    @property
-    def unbounded(self) -> int:
-        return sum(1 for e in self.estimates.values() if e.start is None)
 
 
 def positions(engine: AdmissionEngine, keys: list[str]) -> dict[str, tuple[str, int]]:

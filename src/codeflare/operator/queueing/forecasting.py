@@ -96,7 +96,6 @@ class StartForecaster:
         self.interval = ctx.config.queueing.forecast_interval.total_seconds()
         self.history = RunTimeHistory()
         self.latest: Forecast | None = None
-        self.refreshes = 0  # forecasts computed (a counter for tests)
         self.written = 0  # annotation writes done
         self._loaded = False
         self._early: list[Obj] = []  # finished Workloads seen before the history was read
@@ -193,7 +192,6 @@ class StartForecaster:
         durations = self.durations()
         engine = fork(self.state.engine)
         self.latest = await asyncio.to_thread(forecast, engine, now, durations)
-        self.refreshes += 1
         return self.latest
 
     # -- publication ----------------------------------------------------------------------------------
