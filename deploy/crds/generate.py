@@ -850,7 +850,9 @@ def cohort() -> Schema:
     queue_spec = cluster_queue()["spec"]["versions"][1]["schema"]["openAPIV3Schema"]["properties"]["spec"]
     spec = obj(
         {
-            "parentName": string("The parent Cohort; unset for a root.", maxLength=253, pattern=DNS_SUBDOMAIN),
+            "parentName": string(
+                "The parent Cohort; unset for a root.", maxLength=253, pattern=DNS_SUBDOMAIN
+            ),
             "resourceGroups": copy.deepcopy(queue_spec["properties"]["resourceGroups"]),
             "fairSharing": fair_sharing_spec(),
         },

@@ -137,6 +137,7 @@ def test_ready_only_with_configurations_carrying_the_serving_ca(
         "mappwrapper.workload.codeflare.dev",
         "vappwrapper.workload.codeflare.dev",
         "vclusterqueue.kb.io",
+        "vcohort.kb.io",
         "vresourceflavor.kb.io",
         "vworkload.kb.io",
     }

@@ -25,7 +25,7 @@ from codeflare.k8s.names import is_label_value, is_qualified_name
 from codeflare.k8s.quantity import QuantityError, milli_value, parse_quantity
 from codeflare.k8s.schema.field import ErrorType, FieldError
 
-__all__ = ["VALIDATORS", "cluster_queue_errors", "resource_flavor_errors", "workload_errors"]
+__all__ = ["VALIDATORS", "cluster_queue_errors", "cohort_errors", "resource_flavor_errors", "workload_errors"]
 
 Obj = Mapping[str, Any]
 NEGATIVE = "must be greater than or equal to 0"  # apimachinery's IsNegativeErrorMsg
@@ -64,6 +64,22 @@ def cluster_queue_errors(obj: Obj, old: Obj | None = None) -> list[FieldError]:
         errors += _selector_errors(selector, "spec.namespaceSelector")
     errors += _total_errors(groups)
     return errors
+
+
+# --- Cohort (cohort_webhook.go validateCohort) ----------------------------------------------
+
+
+def cohort_errors(obj: Obj, old: Obj | None = None) -> list[FieldError]:
+    """Why Kueue's Cohort webhook would refuse ``obj``: the ClusterQueue's quota rules, with limits
+    allowed only under a parent, and a non-negative fair-sharing weight. A cycle is not refused:
+    it makes the tree's queues inactive (the engine reports it)."""
+    spec = _dict(obj.get("spec"))
+    groups = [_dict(group) for group in _list(spec.get("resourceGroups"))]
+    errors = _resource_group_errors(groups, in_cohort=bool(spec.get("parentName")))
+    weight = _dict(spec.get("fairSharing")).get("weight")
+    if weight is not None and _negative(weight):
+        errors.append(FieldError(ErrorType.INVALID, "spec.fairSharing.weight", NEGATIVE, str(weight)))
+    return errors + _total_errors(groups)
 
 
 def _resource_group_errors(groups: list[Obj], in_cohort: bool) -> list[FieldError]:
@@ -335,6 +351,7 @@ def _reclaimable_update_errors(obj: Obj, old: Obj) -> list[FieldError]:
 #: kind -> its webhook's check, ``(object, stored object or None) -> field errors``.
 VALIDATORS: dict[str, Callable[[Obj, Obj | None], list[FieldError]]] = {
     "ClusterQueue": cluster_queue_errors,
+    "Cohort": cohort_errors,
     "ResourceFlavor": resource_flavor_errors,
     "Workload": workload_errors,
 }

@@ -80,6 +80,8 @@ WORKLOAD_PRIORITY_CLASS = Kind(
     "kueue.x-k8s.io", "v1beta2", "WorkloadPriorityClass", "workloadpriorityclasses", False
 )
 KUEUE_KINDS = (WORKLOAD, CLUSTER_QUEUE, LOCAL_QUEUE, RESOURCE_FLAVOR, WORKLOAD_PRIORITY_CLASS)
+# Kueue's hierarchical cohorts (0.17+): the same schema at v1beta1 and v1beta2, no conversion webhook
+COHORT = Kind("kueue.x-k8s.io", "v1beta2", "Cohort", "cohorts", False)
 MACHINE_SET = Kind("machine.openshift.io", "v1beta1", "MachineSet", "machinesets")
 ROUTE = Kind("route.openshift.io", "v1", "Route", "routes")
 MACHINE_DEPLOYMENT = Kind("cluster.x-k8s.io", "v1beta1", "MachineDeployment", "machinedeployments")
@@ -113,6 +115,7 @@ BY_API_KIND: dict[tuple[str, str], Kind] = {
         LOCAL_QUEUE,
         RESOURCE_FLAVOR,
         WORKLOAD_PRIORITY_CLASS,
+        COHORT,
         MACHINE_SET,
         MACHINE_DEPLOYMENT,
     )

@@ -45,6 +45,7 @@ __all__ = [
     "AppWrapperConfig",
     "ClientConnectionConfig",
     "ConfigError",
+    "FairSharingConfig",
     "FaultToleranceConfig",
     "HealthConfig",
     "InstaScaleConfig",
@@ -275,6 +276,38 @@ class WaitForPodsReadyConfig(_Section):
     timeout: PositiveDuration = timedelta(minutes=5)
 
 
+FairSharingStrategy = Literal["LessThanOrEqualToFinalShare", "LessThanInitialShare"]
+# Kueue's pkg/config/validation.go: the strategy lists it accepts
+_STRATEGY_LISTS: tuple[tuple[FairSharingStrategy, ...], ...] = (
+    ("LessThanOrEqualToFinalShare",),
+    ("LessThanInitialShare",),
+    ("LessThanOrEqualToFinalShare", "LessThanInitialShare"),
+)
+
+
+class FairSharingConfig(_Section):
+    """Kueue Configuration's ``fairSharing``: admission ordered by dominant resource share within
+    cohort trees, and preemption by share (off by default, as in Kueue)."""
+
+    enable: bool = False
+    preemption_strategies: tuple[FairSharingStrategy, ...] = _STRATEGY_LISTS[2]
+
+    @field_validator("preemption_strategies", mode="before")
+    @classmethod
+    def _as_tuple(cls, value: Any) -> Any:
+        return tuple(value) if isinstance(value, list) else value
+
+    @field_validator("preemption_strategies")
+    @classmethod
+    def _kueue_combination(cls, value: tuple[str, ...]) -> tuple[str, ...]:
+        if value not in _STRATEGY_LISTS:
+            allowed = "; ".join(", ".join(s) for s in _STRATEGY_LISTS)
+            raise PydanticCustomError(
+                "strategies", "must be one of the lists [{allowed}]", {"allowed": allowed}
+            )
+        return value
+
+
 class QueueingConfig(_Section):
     """Built-in queueing and quota admission (switch off when a real Kueue runs)."""
 
@@ -283,6 +316,7 @@ class QueueingConfig(_Section):
     head_of_line_holding_time: Duration = timedelta(0)
     capacity_check: bool = True
     wait_for_pods_ready: WaitForPodsReadyConfig = WaitForPodsReadyConfig()
+    fair_sharing: FairSharingConfig = FairSharingConfig()
     forecast_interval: Duration = timedelta(seconds=5)  # estimated starts refreshed at most this often; 0s: off
 
 

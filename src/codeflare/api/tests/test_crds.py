@@ -35,6 +35,7 @@ EXPECTED = {
     "localqueues.kueue.x-k8s.io": ("LocalQueue", "v1beta2", "Namespaced", ["queue", "queues", "lq"]),
     "workloads.kueue.x-k8s.io": ("Workload", "v1beta2", "Namespaced", ["wl"]),
     "workloadpriorityclasses.kueue.x-k8s.io": ("WorkloadPriorityClass", "v1beta2", "Cluster", []),
+    "cohorts.kueue.x-k8s.io": ("Cohort", "v1beta2", "Cluster", ["co"]),
 }
 
 # Kueue 0.19's CRDs serve v1beta1 (deprecated) and v1beta2 (stored), in that order.
@@ -167,6 +168,11 @@ def test_kueue_crds_deprecate_v1beta1_and_convert_by_the_operators_webhook(name:
         "This version is deprecated. Use v1beta2 instead.",
     )
     assert not spec["versions"][1].get("deprecated")
+    if plural == "cohorts":
+        # we differ: Kueue converts Cohorts by webhook too, but both versions have one schema, so
+        # the server's own conversion (apiVersion only, strategy None) is exact
+        assert "conversion" not in spec
+        return
     conversion = spec["conversion"]
     assert conversion["strategy"] == "Webhook"
     assert conversion["webhook"]["conversionReviewVersions"] == ["v1"]

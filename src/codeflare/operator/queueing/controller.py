@@ -24,12 +24,13 @@ from typing import Any
 
 from codeflare.kube import errors
 from codeflare.operator.context import OperatorContext
+from codeflare.operator.queueing.cohorts import FairShareStatusWriter
 from codeflare.operator.queueing.decisions import DecisionWriter
 from codeflare.operator.queueing.feeder import CYCLE, EngineFeeder, JobRef, QueueingState
 from codeflare.operator.queueing.forecasting import StartForecaster
 from codeflare.operator.queueing.jobsync import JobSync
 from codeflare.operator.queueing.reporter import QueueStatusReporter
-from codeflare.scheduling import AdmissionEngine
+from codeflare.scheduling import AdmissionEngine, FairSharing
 
 log = logging.getLogger(__name__)
 
@@ -54,6 +55,7 @@ class QueueingController:
                 backoff_time=cfg.backoff_time.total_seconds(),
                 head_of_line_holding_time=cfg.head_of_line_holding_time.total_seconds(),
                 capacity_check=cfg.capacity_check,
+                fair_sharing=FairSharing(cfg.fair_sharing.enable, cfg.fair_sharing.preemption_strategies),
             )
         )
         self._wake = asyncio.Event()
@@ -62,6 +64,7 @@ class QueueingController:
         self.jobs = JobSync(ctx, self.state, DecisionWriter(ctx, self.state, self._mark_job))
         self.writer = self.jobs.writer
         self.reporter = QueueStatusReporter(ctx, self.state)
+        self.fair_shares = FairShareStatusWriter(ctx, self.state) if cfg.fair_sharing.enable else None
         self.feeder.subscribe(ctx.informers, cfg.capacity_check)
         self.jobs.subscribe(ctx.informers)
         self.forecaster = StartForecaster(ctx, self.state)  # estimated starts (advice, published apart)
@@ -109,6 +112,8 @@ class QueueingController:
                 self._queue_status_at = self.ctx.clock()
                 self._queue_status_due = False
                 await self.reporter.write()
+                if self.fair_shares is not None:
+                    await self.fair_shares.write()
             else:
                 self._queue_status_due = True
         except errors.KubeError as exc:

@@ -1,7 +1,7 @@
 """The engine feeder: informer events in, :class:`~codeflare.scheduling.AdmissionEngine` state out.
 
-Every object the admission decision depends on (ResourceFlavors, ClusterQueues, LocalQueues,
-Namespaces, priority classes, Workloads and, with the capacity check, Nodes and the pods not
+Every object the admission decision depends on (ResourceFlavors, ClusterQueues, Cohorts,
+LocalQueues, Namespaces, priority classes, Workloads and, with the capacity check, Nodes and the pods not
 managed by us) reaches the engine through here, synchronously and without I/O, as the informers
 report it. :class:`QueueingState` is what the queueing controller's parts share: the engine,
 the caches, and the admissions decided but not yet written. Deciding and writing are elsewhere
@@ -26,7 +26,7 @@ from codeflare.kube import kinds
 from codeflare.kube.informer import Handler, Informer, SharedInformers
 from codeflare.kube.kinds import Kind
 from codeflare.operator.metrics import WatchProgress
-from codeflare.operator.queueing import convert
+from codeflare.operator.queueing import cohorts, convert
 from codeflare.operator.queueing.adapters import QUEUED_KINDS
 from codeflare.operator.queueing.reason_codes import QUEUE_BLOCKER_REASONS
 from codeflare.scheduling import Admission, AdmissionEngine, workload_key
@@ -108,6 +108,7 @@ class EngineFeeder:
         handlers: dict[Kind, Handler] = {
             kinds.RESOURCE_FLAVOR: self._on_flavor,
             kinds.CLUSTER_QUEUE: self._on_cluster_queue,
+            kinds.COHORT: self._on_cohort,
             kinds.LOCAL_QUEUE: self._on_local_queue,
             kinds.NAMESPACE: self._on_namespace,
             kinds.WORKLOAD_PRIORITY_CLASS: self._priority_handler(self.state.priorities),
@@ -150,9 +151,23 @@ class EngineFeeder:
             self.engine.remove_cluster_queue(obj["metadata"]["name"])
         else:
             try:
-                self.engine.add_cluster_queue(convert.cluster_queue(obj))
+                spec = convert.cluster_queue(obj)
+                self.engine.add_cluster_queue(dataclasses.replace(spec, fair_weight=cohorts.fair_weight(obj)))
             except ValueError as exc:
                 log.error("ignoring invalid ClusterQueue: %s", exc)
+                return
+        self._wake()
+
+    def _on_cohort(self, event: str, obj: Obj, old: Obj | None) -> None:
+        if status_only(event, obj, old):
+            return  # our own weightedShare written
+        if event == "DELETED":
+            self.engine.remove_cohort(obj["metadata"]["name"])
+        else:
+            try:
+                self.engine.add_cohort(cohorts.cohort(obj))
+            except ValueError as exc:
+                log.error("ignoring invalid Cohort: %s", exc)
                 return
         self._wake()
 

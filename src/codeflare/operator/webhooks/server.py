@@ -159,6 +159,7 @@ ENDPOINTS: tuple[Endpoint, ...] = (
     # a v1beta1 write reaches them converted, matchPolicy Equivalent).
     _kueue_endpoint("clusterqueue", "clusterqueues", "Cluster"),
     _kueue_endpoint("resourceflavor", "resourceflavors", "Cluster"),
+    _kueue_endpoint("cohort", "cohorts", "Cluster"),
     _kueue_endpoint("workload", "workloads,workloads/status", "Namespaced"),
 )
 

@@ -1,0 +1,92 @@
+"""Kueue Cohort objects for the engine, and the fair-sharing status the operator writes back.
+
+:func:`cohort` turns a Cohort manifest (v1beta2: ``spec.parentName``, ``spec.resourceGroups``,
+``spec.fairSharing.weight``) into the engine's :class:`~codeflare.scheduling.Cohort`, and
+:func:`fair_weight` reads a ClusterQueue's weight; both raise ``ValueError`` naming the field.
+:class:`FairShareStatusWriter` patches ``status.fairSharing.weightedShare`` on ClusterQueues and
+Cohorts when fair sharing is on, as Kueue does, and only when a value changed (it remembers what
+it wrote and what the cache shows). It decides nothing; cycles are reported by the engine as the
+queues' pending reasons (Kueue writes no condition for them either).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+from typing import TYPE_CHECKING, Any
+
+from codeflare.k8s.quantity import QuantityError, milli_value
+from codeflare.k8s.types import Obj
+from codeflare.kube import errors, kinds
+from codeflare.kube.kinds import Kind
+from codeflare.operator.queueing import convert
+from codeflare.scheduling import Cohort
+
+if TYPE_CHECKING:
+    from codeflare.operator.context import OperatorContext
+    from codeflare.operator.queueing.feeder import QueueingState
+
+__all__ = ["FairShareStatusWriter", "cohort", "fair_weight"]
+
+log = logging.getLogger(__name__)
+
+
+def fair_weight(obj: Obj) -> float:
+    """``spec.fairSharing.weight`` of a ClusterQueue or Cohort (Kueue's default 1)."""
+    weight = ((obj.get("spec") or {}).get("fairSharing") or {}).get("weight")
+    if weight is None:
+        return 1.0
+    try:
+        value = milli_value(weight) / 1000
+    except (QuantityError, TypeError, ValueError) as exc:
+        raise ValueError(
+            f"{obj.get('kind', 'object')} {obj['metadata']['name']}: spec.fairSharing.weight: {exc}"
+        ) from exc
+    if value < 0:
+        raise ValueError(
+            f"{obj['metadata']['name']}: spec.fairSharing.weight: must be greater than or equal to 0"
+        )
+    return value
+
+
+def cohort(obj: Obj) -> Cohort:
+    """The engine's Cohort for a Cohort manifest (its quota read as a ClusterQueue's is)."""
+    name = obj["metadata"]["name"]
+    spec = obj.get("spec") or {}
+    as_queue = {"metadata": {"name": name}, "spec": {"resourceGroups": spec.get("resourceGroups") or []}}
+    try:
+        groups = convert.cluster_queue(as_queue).resource_groups
+    except ValueError as exc:
+        raise ValueError(str(exc).replace(f"ClusterQueue {name}", f"Cohort {name}", 1)) from exc
+    return Cohort(name, spec.get("parentName") or None, groups, fair_weight(obj))
+
+
+def _written(obj: Obj) -> Any:
+    return ((obj.get("status") or {}).get("fairSharing") or {}).get("weightedShare")
+
+
+class FairShareStatusWriter:
+    """``status.fairSharing.weightedShare`` of every ClusterQueue and Cohort, written on change."""
+
+    def __init__(self, ctx: OperatorContext, state: QueueingState) -> None:
+        self.ctx, self.state = ctx, state
+
+    async def write(self) -> None:
+        queues, cohorts = self.state.engine.weighted_shares()
+        for name, body in self._changed(kinds.CLUSTER_QUEUE, queues):
+            with contextlib.suppress(errors.NotFound):
+                await self.ctx.kube.patch(kinds.CLUSTER_QUEUE, name, body, None, status=True)
+        for name, body in self._changed(kinds.COHORT, cohorts):
+            with contextlib.suppress(errors.NotFound):
+                await self.ctx.kube.patch(kinds.COHORT, name, body, None, status=True)
+
+    def _changed(self, kind: Kind, shares: dict[str, int]) -> list[tuple[str, Obj]]:
+        """(name, status patch) of every object of ``kind`` whose written share is not the engine's."""
+        informer = self.state.informers.get(kind)
+        out: list[tuple[str, Obj]] = []
+        for (_, name), obj in list(informer.cache.items()) if informer is not None else []:
+            share = shares.get(name)
+            if share is not None and _written(obj) != share:
+                log.debug("%s %s: weightedShare %d", kind.kind, name, share)
+                out.append((name, {"status": {"fairSharing": {"weightedShare": share}}}))
+        return out
