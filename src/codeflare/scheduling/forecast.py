@@ -68,18 +68,27 @@ class Forecast:
 
 
 def positions(engine: AdmissionEngine, keys: list[str]) -> dict[str, tuple[str, int]]:
-    """Pending workload -> (ClusterQueue, place in its queue order: priority, then age, then key)."""
-    by_cq: dict[str, list[tuple[int, float, str]]] = {}
-    for key in keys:
-        info = engine.pending_reason(key)
-        workload = engine.workload(key)
-        if info is None or info.cluster_queue is None or workload is None:
-            continue
-        by_cq.setdefault(info.cluster_queue, []).append((-workload.priority, workload.creation_time, key))
+    """Pending workload -> (ClusterQueue, place in the order that queue tries them), as the
+    visibility API numbers them (one pending reason per LocalQueue finds its ClusterQueue)."""
+    cq_of: dict[tuple[str, str], str | None] = {}
+    orders: dict[str, dict[str, int]] = {}
     placed: dict[str, tuple[str, int]] = {}
-    for cq, members in by_cq.items():
-        for index, (_, _, key) in enumerate(sorted(members)):
-            placed[key] = (cq, index)
+    for key in keys:
+        workload = engine.workload(key)
+        if workload is None:
+            continue
+        local_queue = (workload.namespace, workload.queue_name)
+        if local_queue not in cq_of:
+            info = engine.pending_reason(key)
+            cq_of[local_queue] = info.cluster_queue if info is not None else None
+        cq = cq_of[local_queue]
+        if cq is None:
+            continue
+        if cq not in orders:
+            orders[cq] = {k: i for i, k in enumerate(engine.pending_order(cq) or ())}
+        position = orders[cq].get(key)
+        if position is not None:
+            placed[key] = (cq, position)
     return placed
 
 
