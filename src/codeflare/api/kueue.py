@@ -13,11 +13,12 @@ Kueue. No I/O.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
 from codeflare.api.validation import ManifestError, Problems, extended_resource_problems, validate_against_crd
-from codeflare.k8s.constants import DEFAULT_QUEUE_ANNOTATION
+from codeflare.k8s.constants import DEFAULT_LOCAL_QUEUE_NAME, DEFAULT_QUEUE_ANNOTATION
 from codeflare.k8s.names import is_dns1123_label, is_dns1123_subdomain
 from codeflare.k8s.quantity import QuantityError, QuantityInput, canonical, parse_quantity
 
@@ -28,6 +29,7 @@ __all__ = [
     "build_resource_flavor",
     "build_workload_priority_class",
     "is_default_local_queue",
+    "namespace_default_queue",
 ]
 
 KUEUE_API_VERSION = "kueue.x-k8s.io/v1beta2"
@@ -132,6 +134,19 @@ def build_local_queue(name: str, namespace: str, cluster_queue: str, default: bo
         metadata["annotations"] = {DEFAULT_QUEUE_ANNOTATION: "true"}
     return _finish({"apiVersion": KUEUE_API_VERSION, "kind": "LocalQueue", "metadata": metadata,
                     "spec": {"clusterQueue": cluster_queue}})
+
+
+def namespace_default_queue(local_queues: Iterable[dict[str, Any]]) -> str | None:
+    """The default LocalQueue among one namespace's ``local_queues``: the one annotated
+    ``kueue.x-k8s.io/default-queue: "true"`` (the first by name if several are), else the one named
+    ``default`` (Kueue >= 0.17's convention), else None. The annotation wins: it is an explicit
+    choice, and codeflare-sdk applies it before a job reaches any webhook."""
+    queues = list(local_queues)
+    marked = sorted(str(lq["metadata"]["name"]) for lq in queues if is_default_local_queue(lq))
+    if marked:
+        return marked[0]
+    named = any((lq.get("metadata") or {}).get("name") == DEFAULT_LOCAL_QUEUE_NAME for lq in queues)
+    return DEFAULT_LOCAL_QUEUE_NAME if named else None
 
 
 def is_default_local_queue(local_queue: dict[str, Any]) -> bool:

@@ -96,8 +96,9 @@ def _describe(args: argparse.Namespace) -> int:
         cq_kind = client.kueue_kind(kinds.CLUSTER_QUEUE)  # quota and usage read the same in v1beta1
         cluster_queue = client.kube.find(cq_kind, cq_name) if cq_name else None
         waiting = [w for w in list_all_queued(namespace, client) if w.get("queue") == args.name]
+        default = client.default_local_queue(namespace) == args.name
     data = {
-        **local_queue_summary(queue),
+        **local_queue_summary(queue, default),
         "cluster_queue_exists": cluster_queue is not None,
         "quota": quota_rows(cluster_queue),
         "queued": waiting,

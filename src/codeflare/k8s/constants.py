@@ -87,3 +87,8 @@ ESTIMATE_UNBOUNDED = "unbounded"
 WAITING_FOR_ANNOTATION = "codeflare.dev/waiting-for"
 """On a pending Workload, with the estimate: the workloads that must finish first, in words
 (names in the Workload's own namespace; others only counted)."""
+
+# -- Kueue conventions (appended) ---------------------------------------------------------------
+DEFAULT_LOCAL_QUEUE_NAME = "default"
+"""A LocalQueue of this name is its namespace's default queue (Kueue >= 0.17,
+pkg/controller/constants.DefaultLocalQueueName); :data:`DEFAULT_QUEUE_ANNOTATION` wins over it."""

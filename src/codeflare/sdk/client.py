@@ -15,7 +15,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from codeflare.api.kueue import is_default_local_queue
+from codeflare.api.kueue import namespace_default_queue
 
 if TYPE_CHECKING:
     from codeflare.kube.client import Kube
@@ -96,17 +96,15 @@ class Client:
         return to_v1beta2(self.kube.apply(served, to_v1beta1(obj)))
 
     def default_local_queue(self, namespace: str) -> str | None:
-        """The LocalQueue annotated ``kueue.x-k8s.io/default-queue: "true"`` in ``namespace``, if any."""
+        """The namespace's default LocalQueue, as the operator picks it (:func:`namespace_default_queue`:
+        annotated ``kueue.x-k8s.io/default-queue: "true"``, else named ``default``), if any."""
         from codeflare.kube import errors, kinds
 
         try:
             queues = self.kueue_list(kinds.LOCAL_QUEUE, namespace)
         except errors.KubeError:
             return None
-        for queue in queues:
-            if is_default_local_queue(queue):
-                return str(queue["metadata"]["name"])
-        return None
+        return namespace_default_queue(queues)
 
     def token(self) -> str | None:
         """The bearer token of this connection, if it uses one (for the Ray dashboard's OAuth proxy)."""

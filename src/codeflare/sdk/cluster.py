@@ -13,7 +13,7 @@ import logging
 import time
 from typing import Any
 
-from codeflare.api.kueue import is_default_local_queue
+from codeflare.api.kueue import is_default_local_queue, namespace_default_queue
 from codeflare.api.raycluster import dashboard_name
 from codeflare.errors import CodeFlareError, WaitTimeout
 from codeflare.k8s.constants import DASHBOARD_URL_ANNOTATION, JOB_UID_LABEL
@@ -344,17 +344,20 @@ def list_local_queues(namespace: str | None = None, client: Client | None = None
     """Every LocalQueue of the namespace with its ClusterQueue and counters: one list call."""
     client = client or Client.default()
     queues = client.kueue_list(kinds.LOCAL_QUEUE, namespace or client.namespace)
-    return [local_queue_summary(lq) for lq in queues]
+    default = namespace_default_queue(queues)
+    return [local_queue_summary(lq, lq["metadata"]["name"] == default) for lq in queues]
 
 
-def local_queue_summary(lq: dict[str, Any]) -> dict[str, Any]:
-    """What a user asks of a LocalQueue: its ClusterQueue, whether it is the default, its counters."""
+def local_queue_summary(lq: dict[str, Any], default: bool | None = None) -> dict[str, Any]:
+    """What a user asks of a LocalQueue: its ClusterQueue, whether it is the namespace's default
+    (``default``, as :func:`namespace_default_queue` decides over all its queues; when not given,
+    whether it carries the default-queue annotation), its counters."""
     status = lq.get("status") or {}
     return {
         "name": lq["metadata"]["name"],
         "namespace": lq["metadata"].get("namespace"),
         "cluster_queue": (lq.get("spec") or {}).get("clusterQueue"),
-        "default": is_default_local_queue(lq),
+        "default": is_default_local_queue(lq) if default is None else default,
         "pending": status.get("pendingWorkloads", 0),
         "admitted": status.get("admittedWorkloads", 0),
         "flavors": [f.get("name") for f in status.get("flavorsUsage") or []],

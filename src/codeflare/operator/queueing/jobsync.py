@@ -20,10 +20,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from codeflare.api.kueue import namespace_default_queue
 from codeflare.api.kueue_conversion import priority_class_ref, priority_class_source
 from codeflare.k8s.conditions import conditions_of, is_condition_true
 from codeflare.k8s.constants import (
-    DEFAULT_QUEUE_ANNOTATION,
     JOB_UID_LABEL,
     POD_PRIORITY_CLASS_SOURCE,
     QUEUE_NAME_LABEL,
@@ -226,11 +226,8 @@ class JobSync:
         )
         if configured:
             return configured
-        for (ns, name), lq in self.state.informers[kinds.LOCAL_QUEUE].cache.items():
-            annotations = (lq.get("metadata") or {}).get("annotations") or {}
-            if ns == namespace and str(annotations.get(DEFAULT_QUEUE_ANNOTATION, "")).lower() == "true":
-                return name
-        return None
+        cache = self.state.informers[kinds.LOCAL_QUEUE].cache
+        return namespace_default_queue(lq for (ns, _), lq in cache.items() if ns == namespace)
 
     async def sync(self, kind: Kind, namespace: str, name: str) -> None:
         """Decide about one job from the caches and carry the decision out."""
