@@ -97,3 +97,9 @@ def _instance_attributes(hub: WatchHub, store: ObjectStore, resource: ResourceTy
     stat.pgrp
     stat.session
 _instance_attributes  # this file's own holder of the lines above
+
+# Kueue's legacy (gate-off) reasons for the 0.19 codes: read by the conformance runner in tests/,
+# whose ported v0.14 cases expect "Pending"/"Inadmissible".
+from codeflare.operator.queueing import reason_codes  # noqa: E402
+
+reason_codes.legacy_reason

@@ -13,8 +13,9 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from codeflare.k8s.conditions import conditions_of, set_condition
+from codeflare.k8s.conditions import set_condition
 from codeflare.k8s.types import Obj
+from codeflare.operator.queueing import status
 from codeflare.scheduling import PendingInfo, Shortfall
 
 # Kueue's WorkloadQuotaReservedReason* constants (apis/kueue/v1beta2/workload_types.go) and the
@@ -96,14 +97,14 @@ def legacy_reason(reason: str) -> str:
 
 
 def unadmitted_status(obj: Obj, reason: str, message: str, now: str) -> Obj | None:
-    """``QuotaReserved=False`` with ``reason``/``message`` and ``Admitted=False`` NoReservation, as
-    Kueue 0.19 leaves a workload without quota; None when both already say so."""
-    conds = conditions_of(obj)
-    changed = set_condition(conds, "QuotaReserved", "False", reason, message, now)
-    no_reservation = (NO_RESERVATION, NO_RESERVATION_MESSAGE)
-    changed = set_condition(conds, "Admitted", "False", *no_reservation, now) or changed
-    if not changed:
+    """``QuotaReserved=False`` with ``reason``/``message`` (:func:`status.pending_status`) and
+    ``Admitted=False`` NoReservation, as Kueue 0.19 leaves a workload without quota; None when both
+    already say so."""
+    new = status.pending_status(obj, message, now, reason)
+    current = dict(new if new is not None else obj.get("status") or {})
+    conds = list(current.get("conditions") or [])
+    admitted = set_condition(conds, "Admitted", "False", NO_RESERVATION, NO_RESERVATION_MESSAGE, now)
+    if not admitted and new is None:
         return None
-    status = dict(obj.get("status") or {})
-    status["conditions"] = conds
-    return status
+    current["conditions"] = conds
+    return current
