@@ -20,12 +20,16 @@ from typing import Any
 from kubernetes import client as k8s
 from kubernetes.client.rest import ApiException
 
+from codeflare.api.kueue_conversion import to_v1beta1, to_v1beta2
 from codeflare.operator.queueing.reason_codes import legacy_reason
 from tests.conformance.controller_dsl import Case, Obj, Step
 from tests.support.polling import wait_for
 
 log = logging.getLogger(__name__)
-GROUP, VERSION = "kueue.x-k8s.io", "v1beta1"
+# The cases are written in v1beta1 (Kueue v0.14's tests); they run at v1beta2, the version the
+# operator speaks and the server stores: objects and patches go in converted up, reads come back
+# converted down for the expectations (codeflare.api.kueue_conversion, the webhook's own mapping).
+GROUP, VERSION = "kueue.x-k8s.io", "v1beta2"
 PLURALS = {
     "ResourceFlavor": "resourceflavors",
     "ClusterQueue": "clusterqueues",
@@ -36,6 +40,12 @@ PLURALS = {
 NAMESPACED = {"LocalQueue", "Workload"}
 TIMEOUT = 20.0
 FINALIZER = "kueue.x-k8s.io/resource-in-use"
+
+
+def _patch_v1beta2(kind: str, body: Obj) -> Obj:
+    """A case's v1beta1 merge patch in v1beta2 names (e.g. ``cohort`` -> ``cohortName``)."""
+    converted = to_v1beta2({"apiVersion": f"{GROUP}/v1beta1", "kind": kind, **body})
+    return {key: value for key, value in converted.items() if key not in ("apiVersion", "kind")}
 
 
 class CaseRun:
@@ -91,7 +101,7 @@ class CaseRun:
             result: Obj = self.custom.get_cluster_custom_object(GROUP, VERSION, PLURALS[kind], real)
         else:
             result = self.custom.get_namespaced_custom_object(GROUP, VERSION, ns, PLURALS[kind], real)
-        return result
+        return to_v1beta1(result)
 
     def setup(self) -> None:
         self.core.create_namespace(k8s.V1Namespace(metadata=k8s.V1ObjectMeta(name=self.ns)))
@@ -104,7 +114,7 @@ class CaseRun:
             )
             self.core.create_namespace(body)
             return
-        body = self._renamed(obj)
+        body = to_v1beta2(self._renamed(obj))
         plural, ns = PLURALS[obj["kind"]], body["metadata"].get("namespace")
         if ns:
             self.custom.create_namespaced_custom_object(GROUP, VERSION, ns, plural, body)
@@ -117,6 +127,7 @@ class CaseRun:
         if kind == "Namespace":
             self.core.patch_namespace(self.name(name), body)
             return
+        body = _patch_v1beta2(kind, body)
         ns = self._namespace(kind, namespace)
         real = name if kind in NAMESPACED else self.name(name)
         if ns is None:
@@ -149,7 +160,7 @@ class CaseRun:
         wl["status"] = {**(wl.get("status") or {}), "conditions": conditions}
         try:
             self.custom.replace_namespaced_custom_object_status(
-                GROUP, VERSION, namespace, "workloads", wl["metadata"]["name"], wl
+                GROUP, VERSION, namespace, "workloads", wl["metadata"]["name"], to_v1beta2(wl)
             )
         except ApiException as exc:
             if exc.status == 409:

@@ -406,7 +406,9 @@ def test_cluster_queue(api: k8s.CustomObjectsApi, name: str, obj: Obj, expected:
         api.delete_cluster_custom_object(GROUP, VERSION, "clusterqueues", body["metadata"]["name"])
 
 
-DEFAULT_FUNGIBILITY = {"whenCanBorrow": "Borrow", "whenCanPreempt": "TryNextFlavor"}
+# Kueue 0.19 defaults whenCanBorrow to MayStopSearch in both versions (v1beta1's "Borrow", the
+# v0.14 default this case was ported with, is that value's deprecated name).
+DEFAULT_FUNGIBILITY = {"whenCanBorrow": "MayStopSearch", "whenCanPreempt": "TryNextFlavor"}
 OVERRIDDEN = {
     "withinClusterQueue": "LowerPriority",
     "reclaimWithinCohort": "Any",
@@ -855,10 +857,16 @@ def test_admitted_workload_keeps_pod_sets_queue_and_priority_source(api: k8s.Cus
 
     update(lambda w: w["spec"]["podSets"][0].update(count=2), FORBIDDEN, "spec.podSets[0]: Invalid value")
     update(lambda w: w["spec"].update(queueName="other"), INVALID, "field is immutable")
-    update(
-        lambda w: w["spec"].update(priorityClassSource="scheduling.k8s.io/priorityclass"),
+    # The priority class source is checked at v1beta2, where it lives (priorityClassRef): stored at
+    # v1beta2, the Workload has no priorityClassSource once converted to v1beta1, and Kueue 0.19's
+    # v1beta1 rule (like ours) only compares two sources that are both set.
+    current = as_obj(api.get_namespaced_custom_object(GROUP, "v1beta2", NAMESPACE, "workloads", "frozen"))
+    current["spec"]["priorityClassRef"] = {"group": "scheduling.k8s.io", "kind": "PriorityClass", "name": "p"}
+    replace_v2 = api.replace_namespaced_custom_object
+    _check(
+        lambda: replace_v2(GROUP, "v1beta2", NAMESPACE, "workloads", "frozen", current),
         INVALID,
-        "field is immutable",
+        "priorityClassRef is immutable while workload quota reserved",
     )
     update(lambda w: w["spec"].update(priority=5), OK, "")
     assert reserved["status"]["admission"]["clusterQueue"] == "cluster-queue"

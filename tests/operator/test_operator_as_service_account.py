@@ -170,7 +170,7 @@ def queue_for(kube: Kube, namespace: str, cpu: str, cohort: str | None = None, *
         {
             "metadata": {"name": namespace},
             "spec": {
-                **({"cohort": cohort} if cohort else {}),
+                **({"cohortName": cohort} if cohort else {}),
                 "namespaceSelector": {},
                 "resourceGroups": [
                     {

@@ -60,7 +60,7 @@ def cluster_queue(name: str, cpu: str, **spec: Any) -> dict[str, Any]:
     return {
         "metadata": {"name": name},
         "spec": {
-            "cohort": "research",
+            "cohortName": "research",
             "namespaceSelector": {},
             "resourceGroups": [
                 {
@@ -198,10 +198,13 @@ def test_priority_comes_from_the_workload_priority_class_or_the_pod_priority_cla
         return (wait_for(lambda: _workload(kube, "prio", job), what=f"Workload of {job}") or {})["spec"]
 
     assert spec_of("by-label")["priority"] == 500
-    assert spec_of("by-label")["priorityClassSource"] == "kueue.x-k8s.io/workloadpriorityclass"
+    assert spec_of("by-label")["priorityClassRef"]["kind"] == "WorkloadPriorityClass"
     assert spec_of("by-pods")["priority"] == 1000
-    assert spec_of("by-pods")["priorityClassName"] == "high"
-    assert spec_of("by-pods")["priorityClassSource"] == "scheduling.k8s.io/priorityclass"
+    assert spec_of("by-pods")["priorityClassRef"] == {
+        "group": "scheduling.k8s.io",
+        "kind": "PriorityClass",
+        "name": "high",
+    }
     assert spec_of("plain")["priority"] == 0
     assert operator.running, operator.log()[-3000:]
 

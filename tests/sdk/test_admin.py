@@ -55,7 +55,7 @@ def test_a_cluster_queue_joins_its_cohort_with_every_flavor_covering_every_resou
 
     spec = client.kube.get(kinds.CLUSTER_QUEUE, "research-cq")["spec"]
 
-    assert spec["cohort"] == "research" and spec["queueingStrategy"] == "StrictFIFO"
+    assert spec["cohortName"] == "research" and spec["queueingStrategy"] == "StrictFIFO"
     [group] = spec["resourceGroups"]
     assert group["coveredResources"] == ["cpu", "memory", "nvidia.com/gpu"]
     a100, cpu_only = group["flavors"]

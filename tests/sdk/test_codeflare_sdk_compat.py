@@ -1,4 +1,4 @@
-"""The real codeflare-sdk 0.40.1 finds our CA Secret and mints its client certificate from it.
+"""The real codeflare-sdk 0.40.1 against our API: its CA Secret lookup, and its Kueue calls.
 
 codeflare-sdk's ``Cluster.apply()`` and ``wait_ready()`` call
 ``generate_cert.generate_tls_cert(name, namespace)``, which lists the Secrets labelled
@@ -12,6 +12,12 @@ chain to the CA in the Secret. Slow on first run (the install takes about 3 minu
 the venv is kept, by default under ``~/.cache/codeflare-tests``, or where
 ``CODEFLARE_SDK_VENV`` says); marked ``ray`` like the other slow tests. Where the package cannot
 be installed the test is unavailable (a failure under CI).
+
+codeflare-sdk 0.40.1 reads Kueue at v1beta1 only (``list_local_queues`` lists
+``kueue.x-k8s.io/v1beta1`` LocalQueues; ``list_all_queued`` lists v1beta1 Workloads and keeps the
+RayClusters whose Workload has no admission). Our API stores v1beta2 and converts through the
+operator's webhook, so the second test runs both calls against a real operator with a queued
+RayCluster, in the same venv.
 """
 
 from __future__ import annotations
@@ -29,6 +35,13 @@ from cryptography import x509
 from codeflare.api.mtls import ca_secret_name
 from codeflare.kube import kinds
 from codeflare.kube.client import Kube
+from codeflare.sdk import (
+    Client,
+    FlavorQuota,
+    create_cluster_queue,
+    create_local_queue,
+    create_resource_flavor,
+)
 from tests.support.apiserver import ServerProcess
 from tests.support.control_plane import ThreadedOperator, ensure_namespace, wait_for
 from tests.support.environment import unavailable
@@ -43,6 +56,16 @@ from codeflare_sdk.common.utils import generate_cert
 generate_cert.generate_tls_cert(sys.argv[1], sys.argv[2])
 generate_cert.export_env(sys.argv[1], sys.argv[2])
 print(json.dumps({k: v for k, v in os.environ.items() if k.startswith("RAY_")}))
+"""
+
+
+KUEUE_CALLS = """
+import json, sys
+from codeflare_sdk.common.kueue.kueue import list_local_queues
+from codeflare_sdk.ray.cluster.cluster import list_all_queued
+queues = list_local_queues(sys.argv[1])
+queued = [c.name for c in list_all_queued(sys.argv[1], print_to_console=False)]
+print(json.dumps({"queues": queues, "queued": queued}))
 """
 
 
@@ -70,12 +93,16 @@ def codeflare_sdk_python() -> Path:
     return python
 
 
-def raycluster(name: str, namespace: str) -> dict[str, object]:
-    container = {"name": "ray-head", "image": "rayproject/ray:2.60.0"}
+def raycluster(name: str, namespace: str, labels: dict[str, str] | None = None) -> dict[str, object]:
+    container = {
+        "name": "ray-head",
+        "image": "rayproject/ray:2.60.0",
+        "resources": {"requests": {"cpu": "1"}, "limits": {"cpu": "1"}},
+    }
     return {
         "apiVersion": "ray.io/v1",
         "kind": "RayCluster",
-        "metadata": {"name": name, "namespace": namespace},
+        "metadata": {"name": name, "namespace": namespace, "labels": labels or {}},
         "spec": {
             "suspend": True,
             "headGroupSpec": {"rayStartParams": {}, "template": {"spec": {"containers": [container]}}},
@@ -119,3 +146,41 @@ def test_codeflare_sdk_generate_tls_cert_finds_our_ca_secret(
     assert (written / "ca.crt").read_bytes() == base64.b64decode(secret["data"]["ca.crt"])
     leaf = x509.load_pem_x509_certificate((written / "tls.crt").read_bytes())
     leaf.verify_directly_issued_by(ca)
+
+
+def sdk_env(server: ServerProcess, home: Path) -> dict[str, str]:
+    return {"PATH": os.environ.get("PATH", ""), "HOME": str(home), "KUBECONFIG": str(server.kubeconfig)}
+
+
+def test_codeflare_sdk_lists_local_queues_and_queued_clusters_through_v1beta1(
+    fresh_apiserver: ServerProcess, tmp_path: Path
+) -> None:
+    python = codeflare_sdk_python()
+    config = {"appwrapper": {"enabled": False}, "queueing": {"capacityCheck": False}}
+    operator = ThreadedOperator(fresh_apiserver, {**config, "kuberay": {"mTLSEnabled": False}}).start()
+    try:
+        with Client.default(fresh_apiserver.kubeconfig) as client:
+            ensure_namespace(client.kube, "team")
+            create_resource_flavor("compat-rf", client=client)
+            # no CPU quota: a cluster asking for CPU stays queued
+            create_cluster_queue("compat-cq", [FlavorQuota("compat-rf", {"cpu": 0})], client=client)
+            # neither is the default queue: "plain" stays out of Kueue
+            create_local_queue("compat-lq", "compat-cq", "team", client=client)
+            create_local_queue("compat-other", "compat-cq", "team", client=client)
+            labels = {"kueue.x-k8s.io/queue-name": "compat-lq"}
+            client.kube.create(kinds.RAYCLUSTER, raycluster("queued", "team", labels))
+            client.kube.create(kinds.RAYCLUSTER, raycluster("plain", "team"))
+            wait_for(lambda: client.kueue_list(kinds.WORKLOAD, "team"), what="the queued cluster's Workload")
+        run = subprocess.run(
+            [str(python), "-c", KUEUE_CALLS, "team"],
+            env=sdk_env(fresh_apiserver, tmp_path / "home"),
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
+    finally:
+        operator.stop()
+    assert run.returncode == 0, run.stdout + run.stderr
+    answer = json.loads(run.stdout.strip().splitlines()[-1])
+    assert sorted(q["name"] for q in answer["queues"]) == ["compat-lq", "compat-other"]
+    assert answer["queued"] == ["queued"]
