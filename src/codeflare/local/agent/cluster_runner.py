@@ -180,6 +180,8 @@ class LocalRayCluster:
         self.base_env = dict(os.environ if base_env is None else base_env)
         self.worker_ports = worker_ports
         self.nodes: dict[str, RayNode] = {}
+        # a process beside the head that is not a Ray node (Ray's autoscaler: see autoscaler.py)
+        self.sidecar: ProcessHandle | None = None
         self._next_index: dict[str, int] = {}
         self._abort = threading.Event()
 
@@ -217,6 +219,7 @@ class LocalRayCluster:
             "log_dir": str(self.log_dir),
             "next_index": dict(self._next_index),
             "nodes": [n.to_dict() for n in self.nodes.values()],
+            **({"sidecar": self.sidecar.to_dict()} if self.sidecar is not None else {}),
         }
 
     @classmethod
@@ -261,6 +264,10 @@ class LocalRayCluster:
                     node.handle.pid,
                 )
                 cluster._forget(node, grace=0.0)
+        if state.get("sidecar"):
+            sidecar = ProcessHandle.from_dict(state["sidecar"])
+            if processes.is_alive(sidecar):
+                cluster.sidecar = sidecar
         return cluster
 
     # -- lifecycle ----------------------------------------------------------------------------
@@ -399,6 +406,9 @@ class LocalRayCluster:
         those stay in :meth:`to_state`, so whoever records it can report and retry them."""
         from concurrent.futures import ThreadPoolExecutor
 
+        if self.stop_sidecar(grace) is not None:
+            logger.error("cluster %s: its autoscaler process survived stopping", self.name)
+            return ["autoscaler"]
         nodes = list(self.nodes.values())
         with ThreadPoolExecutor(max_workers=max(1, len(nodes)), thread_name_prefix="ray-stop") as pool:
             stopped = list(pool.map(lambda node: self._forget(node, grace, keep_survivors=True), nodes))
@@ -409,6 +419,18 @@ class LocalRayCluster:
         shutil.rmtree(cluster_temp_root(self.uid, self.temp_root), ignore_errors=True)
         logger.info("cluster %s: stopped", self.name)
         return []
+
+    def stop_sidecar(self, grace: float = 5.0) -> ProcessHandle | None:
+        """Stop the sidecar process, if any; returns it when some of its processes survived."""
+        sidecar, self.sidecar = self.sidecar, None
+        if sidecar is not None and processes.stop(sidecar, grace).survivors:
+            self.sidecar = sidecar
+        return self.sidecar
+
+    def client_tls(self, name: str) -> NodeTLS | None:
+        """TLS files for a client of this cluster that is not a node (its autoscaler), when the
+        cluster uses mTLS: a certificate of the cluster CA in a temp dir of its own."""
+        return self._node_tls(name, node_temp_dir(self.uid, name, self.temp_root))
 
     # -- internals ----------------------------------------------------------------------------
 
@@ -433,7 +455,7 @@ class LocalRayCluster:
                 ray_start_params=template.ray_start_params,
                 head_address=None if role == "head" else self.endpoints.gcs_address,
                 gpu_ids=template.gpu_ids,
-                env=template.env,
+                env={**template.env, **_instance_env(self.name, name, group)},
                 auth_token=self.auth_token,
                 tls=self._node_tls(name, temp_dir),
             )
@@ -492,6 +514,14 @@ class LocalRayCluster:
         raise RayNodeFailedError(
             self.name, node.name, processes.exit_code(node.handle), _tail(Path(node.handle.log_path))
         )
+
+
+def _instance_env(cluster: str, node: str, group: str) -> dict[str, str]:
+    """What KubeRay gives every Ray container so Ray's autoscaler (v2) knows which pod a node is:
+    the pod's name as the cloud instance id, and its group as the node type."""
+    from codeflare.local.agent.shapes import pod_name
+
+    return {"RAY_CLOUD_INSTANCE_ID": pod_name(cluster, node), "RAY_NODE_TYPE_NAME": group}
 
 
 def alive_raylet_ports(dashboard_url: str, headers: Mapping[str, str] | None = None) -> set[int] | None:

@@ -16,6 +16,8 @@ import asyncio
 import enum
 import json
 import logging
+import shutil
+import sys
 from collections.abc import Callable, Mapping
 from pathlib import Path
 
@@ -24,7 +26,7 @@ from codeflare.k8s.timestamps import now_rfc3339
 from codeflare.k8s.types import Obj
 from codeflare.kube import errors
 from codeflare.kube.client import AsyncKube
-from codeflare.local.agent import processes, shapes
+from codeflare.local.agent import autoscaler, processes, shapes
 from codeflare.local.agent.cluster_runner import (
     ClusterNotReadyError,
     LocalRayCluster,
@@ -165,6 +167,7 @@ class RayClusterRunner:
         self.writes = RayClusterWrites(kube)
         self.credentials = ClusterCredentials(kube)
         self.pods = PodSync(kube, node_name)
+        self.autoscalers = autoscaler.AutoscalerSidecar(kube, home, base_env, sys.executable)
         self.clusters: dict[str, LocalRayCluster] = {}
         self._head_failures: dict[str, int] = {}
 
@@ -203,6 +206,7 @@ class RayClusterRunner:
             await self._fail(rc, runtime, f"Ray head process exited with code {failed[0].exit_code}")
             return None
         await self._scale_workers(rc, runtime)
+        await self.autoscalers.ensure(rc, runtime)
         self.journal.write(uid, runtime.to_state())
         ready = set(await asyncio.to_thread(runtime.ready_nodes))
         await self._sync_pods(rc, runtime, failed, ready)
@@ -230,7 +234,9 @@ class RayClusterRunner:
         meta = rc["metadata"]
         uid = str(meta.get("uid"))
         runtime = self.clusters.get(uid)
-        head_template = shapes.node_template((rc.get("spec") or {}).get("headGroupSpec") or {}, head=True)
+        head_template = autoscaler.head_template(
+            rc, shapes.node_template((rc.get("spec") or {}).get("headGroupSpec") or {}, head=True)
+        )
         if runtime is None:
             try:
                 token = await self.credentials.token(rc)
@@ -368,6 +374,8 @@ class RayClusterRunner:
         else:
             self.journal.remove(uid)
         self.ports.release_prefix(f"{uid}/")
+        self.autoscalers.forget(uid)
+        shutil.rmtree(self.home / "autoscalers" / uid, ignore_errors=True)
         if forget_state and rc is not None:
             await self.writes.clear_annotations(rc)
 
