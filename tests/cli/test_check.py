@@ -21,7 +21,14 @@ from codeflare.kube.client import Kube
 from codeflare.kube.config import from_kubeconfig, from_token
 from codeflare.kube.tokens import request_token
 from codeflare.operator.visibility.controller import APISERVICE
-from codeflare.sdk import Client, ClusterConfiguration, FlavorQuota, create_cluster_queue, create_local_queue
+from codeflare.sdk import (
+    Client,
+    Cluster,
+    ClusterConfiguration,
+    FlavorQuota,
+    create_cluster_queue,
+    create_local_queue,
+)
 from tests.sdk.conftest import control_plane  # noqa: F401  (the module's server + operator)
 from tests.support.apiserver import ServerProcess
 from tests.support.control_plane import wait_for
@@ -188,6 +195,13 @@ def test_sdk_check_and_a_waiting_answer(queues: Client) -> None:
         assert waiting.verdict == "Wait" and waiting.position == 0 and waiting.estimated_start is None
         assert "would wait: position 0 in ClusterQueue check-cq" in waiting.message
         assert "behind holder" in waiting.message or "holder" in waiting.behind
+        # submitted for real, it waits; why_pending() carries the operator's published estimate
+        cluster = Cluster(config, queues)
+        cluster.up()
+        reason = wait_for(lambda: (r := cluster.why_pending()) and "estimated start" in r and r, 30,
+                          what="the estimate in why_pending()")  # fmt: skip
+        assert "no estimated start: it waits behind holder, of unknown run time" in reason
+        cluster.down()
     finally:
         queues.kube.delete(kinds.WORKLOAD, "holder", "default")
 

@@ -180,6 +180,9 @@ def explain_pending(
     if found is None:
         return None
     reason, message = found
+    from codeflare.sdk.estimate import estimate_words  # the operator's forecast, when published
+
+    message += estimate_words(workload)
     if positions is None:
         return PendingReason(reason, message)
     position, note, cluster_queue = positions.of(workload)
