@@ -18,13 +18,7 @@ from codeflare.kube import kinds
 
 CONVERT_PATH = "/convert"
 # The kinds whose CRDs (ours, labelled part-of codeflare) convert through this webhook.
-CONVERTED_KINDS = (
-    kinds.CLUSTER_QUEUE,
-    kinds.LOCAL_QUEUE,
-    kinds.RESOURCE_FLAVOR,
-    kinds.WORKLOAD,
-    kinds.WORKLOAD_PRIORITY_CLASS,
-)
+CONVERTED_KINDS = kinds.KUEUE_KINDS
 
 
 class ReviewError(ValueError):
