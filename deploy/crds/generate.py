@@ -865,7 +865,10 @@ def cohort() -> Schema:
         "v1beta1",
         namespaced=False,
         spec=spec,
-        status=obj({"fairSharing": fair_sharing_status()}, "Observed state."),
+        # conditions are ours (Active=False names a cycle of parents); Kueue's status has fairSharing only
+        status=obj(
+            {"fairSharing": fair_sharing_status(), "conditions": conditions("Active.")}, "Observed state."
+        ),
         columns=[column("Parent", ".spec.parentName")],
         short_names=["co"],
         categories=KUEUE_CATEGORIES,

@@ -282,6 +282,12 @@ class AdmissionEngine:
         compiled = self.state.cache.book.queues.get(cluster_queue)
         return compiled.cycle if compiled is not None else None
 
+    def cohort_cycles(self) -> dict[str, str]:
+        """Cohorts in (or under) a cycle of parents, with the cycle: they and their queues admit
+        nothing until it is broken."""
+        cohorts = self.state.cache.book.cohorts
+        return {name: node.cycle for name, node in sorted(cohorts.items()) if node.cycle is not None}
+
     def evicting(self) -> dict[str, str]:
         """Workloads asked to be evicted and still charged: key -> reason."""
         admitted = self.state.cache.admitted

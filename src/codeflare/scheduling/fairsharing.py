@@ -112,7 +112,7 @@ def weighted_shares(book: QuotaBook) -> tuple[dict[str, int], dict[str, int]]:
     cohorts = {
         name: cohort_share(node).weighted_share()
         for name, node in sorted(book.cohorts.items())
-        if node.spec is not None and not node.cycle
+        if node.spec is not None and node.cycle is None
     }
     return queues, cohorts
 

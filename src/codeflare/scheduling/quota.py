@@ -67,7 +67,7 @@ class CohortNode:
     child_cohorts: list[str] = field(default_factory=list)
     child_queues: list[str] = field(default_factory=list)
     members: list[str] = field(default_factory=list)  # every queue of the tree (on the root)
-    cycle: bool = False
+    cycle: str | None = None  # why the tree is unusable: it has a cycle (this node is in or under it)
     height: int = 0  # Kueue's getNodeHeight: 1 over queues only, 1 + the highest child cohort
 
     @property
@@ -266,7 +266,7 @@ class QuotaBook:
             for name in order:
                 node = self._node(name)
                 node.parent = node.root = None
-                node.cycle, node.members, node.subtree, node.usage = True, [], {}, {}
+                node.cycle, node.members, node.subtree, node.usage = message, [], {}, {}
                 for queue in self._queue_children.get(name, ()):
                     if queue in self.queues:
                         self.queues[queue].parent, self.queues[queue].cycle = None, message
@@ -281,7 +281,7 @@ class QuotaBook:
         return order
 
     def _compile_node(self, node: CohortNode, root: CohortNode) -> None:
-        node.cycle, node.root = False, root
+        node.cycle, node.root = None, root
         subtree, usage = dict(node.own), dict[FlavorResource, int]()
         node.child_cohorts = sorted(self._cohort_children.get(node.name, ()))
         node.child_queues = sorted(q for q in self._queue_children.get(node.name, ()) if q in self.queues)

@@ -3,10 +3,10 @@
 :func:`cohort` turns a Cohort manifest (v1beta2: ``spec.parentName``, ``spec.resourceGroups``,
 ``spec.fairSharing.weight``) into the engine's :class:`~codeflare.scheduling.Cohort`, and
 :func:`fair_weight` reads a ClusterQueue's weight; both raise ``ValueError`` naming the field.
-:class:`FairShareStatusWriter` patches ``status.fairSharing.weightedShare`` on ClusterQueues and
-Cohorts when fair sharing is on, as Kueue does, and only when a value changed (it remembers what
-it wrote and what the cache shows). It decides nothing; cycles are reported by the engine as the
-queues' pending reasons (Kueue writes no condition for them either).
+:class:`CohortStatusWriter` patches ``status.fairSharing.weightedShare`` on ClusterQueues and
+Cohorts when fair sharing is on, as Kueue does, and a Cohort ``Active`` condition that names a
+cycle of parents (our addition: Kueue leaves a cycle's queues out of its snapshot and says
+nothing), each only when it differs from what the cache shows. It decides nothing.
 """
 
 from __future__ import annotations
@@ -15,7 +15,9 @@ import contextlib
 import logging
 from typing import TYPE_CHECKING, Any
 
+from codeflare.k8s.conditions import conditions_of, set_condition
 from codeflare.k8s.quantity import QuantityError, milli_value
+from codeflare.k8s.timestamps import format_rfc3339
 from codeflare.k8s.types import Obj
 from codeflare.kube import errors, kinds
 from codeflare.kube.kinds import Kind
@@ -26,7 +28,7 @@ if TYPE_CHECKING:
     from codeflare.operator.context import OperatorContext
     from codeflare.operator.queueing.feeder import QueueingState
 
-__all__ = ["FairShareStatusWriter", "cohort", "fair_weight"]
+__all__ = ["CohortStatusWriter", "active_condition", "cohort", "fair_weight"]
 
 log = logging.getLogger(__name__)
 
@@ -65,28 +67,48 @@ def _written(obj: Obj) -> Any:
     return ((obj.get("status") or {}).get("fairSharing") or {}).get("weightedShare")
 
 
-class FairShareStatusWriter:
-    """``status.fairSharing.weightedShare`` of every ClusterQueue and Cohort, written on change."""
+def active_condition(cycle: str | None) -> tuple[str, str, str]:
+    """(status, reason, message) of a Cohort's ``Active`` condition (ours: Kueue writes none)."""
+    if cycle is not None:
+        return "False", "HasCycle", f"{cycle}; its ClusterQueues admit nothing until it is broken"
+    return "True", "Ready", "The cohort tree is usable"
 
-    def __init__(self, ctx: OperatorContext, state: QueueingState) -> None:
-        self.ctx, self.state = ctx, state
+
+class CohortStatusWriter:
+    """Cohort ``Active`` conditions (a cycle named), and with fair sharing on
+    ``status.fairSharing.weightedShare`` of ClusterQueues and Cohorts; each written on change."""
+
+    def __init__(self, ctx: OperatorContext, state: QueueingState, fair_sharing: bool) -> None:
+        self.ctx, self.state, self.fair_sharing = ctx, state, fair_sharing
 
     async def write(self) -> None:
-        queues, cohorts = self.state.engine.weighted_shares()
-        for name, body in self._changed(kinds.CLUSTER_QUEUE, queues):
+        engine = self.state.engine
+        queues, cohorts = engine.weighted_shares() if self.fair_sharing else ({}, {})
+        cycles = engine.cohort_cycles()
+        now = format_rfc3339(self.ctx.clock())
+        for name, body in self._changed(kinds.CLUSTER_QUEUE, queues, None, now):
             with contextlib.suppress(errors.NotFound):
                 await self.ctx.kube.patch(kinds.CLUSTER_QUEUE, name, body, None, status=True)
-        for name, body in self._changed(kinds.COHORT, cohorts):
+        for name, body in self._changed(kinds.COHORT, cohorts, cycles, now):
             with contextlib.suppress(errors.NotFound):
                 await self.ctx.kube.patch(kinds.COHORT, name, body, None, status=True)
 
-    def _changed(self, kind: Kind, shares: dict[str, int]) -> list[tuple[str, Obj]]:
-        """(name, status patch) of every object of ``kind`` whose written share is not the engine's."""
+    def _changed(
+        self, kind: Kind, shares: dict[str, int], cycles: dict[str, str] | None, now: str
+    ) -> list[tuple[str, Obj]]:
+        """(name, status patch) of every object of ``kind`` whose status is not the engine's."""
         informer = self.state.informers.get(kind)
         out: list[tuple[str, Obj]] = []
         for (_, name), obj in list(informer.cache.items()) if informer is not None else []:
+            status: dict[str, Any] = {}
             share = shares.get(name)
             if share is not None and _written(obj) != share:
-                log.debug("%s %s: weightedShare %d", kind.kind, name, share)
-                out.append((name, {"status": {"fairSharing": {"weightedShare": share}}}))
+                status["fairSharing"] = {"weightedShare": share}
+            if cycles is not None:
+                conds = conditions_of(obj)
+                if set_condition(conds, "Active", *active_condition(cycles.get(name)), now):
+                    status["conditions"] = conds
+            if status:
+                log.debug("%s %s: status %s", kind.kind, name, status)
+                out.append((name, {"status": status}))
         return out

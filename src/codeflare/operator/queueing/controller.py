@@ -24,7 +24,7 @@ from typing import Any
 
 from codeflare.kube import errors
 from codeflare.operator.context import OperatorContext
-from codeflare.operator.queueing.cohorts import FairShareStatusWriter
+from codeflare.operator.queueing.cohorts import CohortStatusWriter
 from codeflare.operator.queueing.decisions import DecisionWriter
 from codeflare.operator.queueing.feeder import CYCLE, EngineFeeder, JobRef, QueueingState
 from codeflare.operator.queueing.forecasting import StartForecaster
@@ -64,7 +64,7 @@ class QueueingController:
         self.jobs = JobSync(ctx, self.state, DecisionWriter(ctx, self.state, self._mark_job))
         self.writer = self.jobs.writer
         self.reporter = QueueStatusReporter(ctx, self.state)
-        self.fair_shares = FairShareStatusWriter(ctx, self.state) if cfg.fair_sharing.enable else None
+        self.cohort_status = CohortStatusWriter(ctx, self.state, cfg.fair_sharing.enable)
         self.feeder.subscribe(ctx.informers, cfg.capacity_check)
         self.jobs.subscribe(ctx.informers)
         self.forecaster = StartForecaster(ctx, self.state)  # estimated starts (advice, published apart)
@@ -112,8 +112,7 @@ class QueueingController:
                 self._queue_status_at = self.ctx.clock()
                 self._queue_status_due = False
                 await self.reporter.write()
-                if self.fair_shares is not None:
-                    await self.fair_shares.write()
+                await self.cohort_status.write()
             else:
                 self._queue_status_due = True
         except errors.KubeError as exc:

@@ -110,9 +110,14 @@ def test_a_cycle_makes_the_trees_queues_inactive_until_it_is_broken() -> None:
     assert reason is not None and reason.kind == "ClusterQueueInactive"
     assert "cycle" in reason.message and "a -> b -> a" in reason.message
     assert engine.cohort_cycle("q") is not None
+    assert engine.cohort_cycles() == {
+        "a": "cohort tree has a cycle: a -> b -> a",
+        "b": "cohort tree has a cycle: a -> b -> a",
+    }
     engine.update_cohort(Cohort("b"))
     assert w in engine.schedule(1.0).admissions
     assert engine.cohort_cycle("q") is None
+    assert engine.cohort_cycles() == {}
 
 
 def test_weighted_shares_follow_kueues_dominant_resource_share() -> None:
