@@ -14,9 +14,11 @@ from typing import Any
 
 import pytest
 
+from codeflare.api.kueue import FlavorQuota
 from codeflare.api.kueue_validation import cohort_errors
 from codeflare.kube import config, kinds
 from codeflare.kube.client import Kube
+from codeflare.sdk import Client, create_cohort
 from tests.support.apiserver import ServerProcess
 from tests.support.control_plane import (
     OperatorProcess,
@@ -139,12 +141,14 @@ def _queues(kube: Kube, *names: str) -> None:
 
 
 def test_a_queue_borrows_from_a_sibling_subtree_and_a_cycle_stops_the_tree(
-    control_plane: tuple[Kube, OperatorProcess],
+    control_plane: tuple[Kube, OperatorProcess], fresh_apiserver: ServerProcess
 ) -> None:
     kube, operator = control_plane
     kube.create(kinds.COHORT, cohort("org"))
     kube.create(kinds.COHORT, cohort("research", "org"))
-    kube.create(kinds.COHORT, cohort("prod", "org", cpu="4"))  # prod's own pool on top of serving's
+    # prod's own pool on top of serving's, through the SDK's admin helper
+    client = Client.default(fresh_apiserver.kubeconfig)
+    create_cohort("prod", parent="org", flavors=[FlavorQuota("default", {"cpu": 4})], client=client)
     kube.create(kinds.CLUSTER_QUEUE, cluster_queue("vision", "research", "2"))
     kube.create(kinds.CLUSTER_QUEUE, cluster_queue("serving", "prod", "2"))
     _queues(kube, "vision", "serving")

@@ -44,6 +44,8 @@ _KINDS: dict[tuple[str, str], tuple[str, str]] = {
     ("kueue.x-k8s.io/v1beta2", "ClusterQueue"): ("kueue.x-k8s.io", "clusterqueues"),
     ("kueue.x-k8s.io/v1beta2", "LocalQueue"): ("kueue.x-k8s.io", "localqueues"),
     ("kueue.x-k8s.io/v1beta2", "WorkloadPriorityClass"): ("kueue.x-k8s.io", "workloadpriorityclasses"),
+    ("kueue.x-k8s.io/v1beta1", "Cohort"): ("kueue.x-k8s.io", "cohorts"),
+    ("kueue.x-k8s.io/v1beta2", "Cohort"): ("kueue.x-k8s.io", "cohorts"),
 }
 _NAMESPACED = frozenset({"RayCluster", "RayJob", "AppWrapper", "LocalQueue"})
 

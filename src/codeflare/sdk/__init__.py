@@ -22,6 +22,7 @@ from codeflare.sdk.auth import (
 )
 from codeflare.sdk.client import Client
 from codeflare.sdk.cluster import Cluster, get_cluster, list_all_clusters, list_all_queued, list_local_queues
+from codeflare.sdk.cohorts import build_cohort, create_cohort
 from codeflare.sdk.config import ClusterConfiguration, ConfigurationError, WorkerGroup
 from codeflare.sdk.job import RayJob, RayJobStatus
 from codeflare.sdk.status import CodeFlareClusterStatus, RayClusterInfo, RayClusterStatus
@@ -45,7 +46,9 @@ __all__ = [
     "TokenAuthentication",
     "WaitTimeout",
     "WorkerGroup",
+    "build_cohort",
     "create_cluster_queue",
+    "create_cohort",
     "create_local_queue",
     "create_priority_class",
     "create_resource_flavor",
