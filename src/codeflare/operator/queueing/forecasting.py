@@ -1,13 +1,14 @@
 """The start-time forecast loop: estimates computed every few seconds and published on Workloads.
 
-Every ``queueing.forecastInterval`` (when admissions are not being written) it copies the
-admission engine, collects each Workload's expected run time (``spec.maximumExecutionTimeSeconds``,
-else its RayJob's ``activeDeadlineSeconds``, else the observed median of its LocalQueue and shape
-from :mod:`runtimes`, else unknown), runs :func:`codeflare.scheduling.forecast.forecast` off the
-event loop, and writes the annotations ``codeflare.dev/estimated-start`` and
-``codeflare.dev/waiting-for`` on pending Workloads whose estimate moved by more than a tolerance,
-at a bounded rate, soonest first. It also records finished runs and persists them in the
-history ConfigMap. It decides no admission and never writes status; the estimate is advice.
+Every ``queueing.forecastInterval`` (longer when a refresh is slow; never while admissions are
+written) it copies the admission engine, collects each Workload's expected run time
+(``spec.maximumExecutionTimeSeconds``, else its RayJob's ``activeDeadlineSeconds``, else the
+observed median of its LocalQueue and shape from :mod:`runtimes`, else unknown), runs
+:func:`codeflare.scheduling.forecast.forecast` off the event loop, and writes the annotations
+``codeflare.dev/estimated-start`` and ``codeflare.dev/waiting-for`` on pending Workloads whose
+estimate moved by more than a tolerance, at a bounded rate, soonest first. It also records
+finished runs and persists them in the history ConfigMap. It decides no admission and never
+writes status; the estimate is advice.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import time
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
@@ -41,6 +43,7 @@ RELATIVE_TOLERANCE = 0.1  # ... or by more than this share of the wait it announ
 WRITES_PER_S = 10.0  # annotation writes at most (they share the client's qps with admissions)
 WRITE_CONCURRENCY = 4
 HISTORY_SAVE_S = 10.0  # the history ConfigMap is written at most this often
+BUDGET = 0.2  # a refresh may take this share of the time at most: a slow one stretches the interval
 
 
 def declared_duration(workload: Obj, job: Obj | None) -> float | None:
@@ -96,6 +99,7 @@ class StartForecaster:
         self.interval = ctx.config.queueing.forecast_interval.total_seconds()
         self.history = RunTimeHistory()
         self.latest: Forecast | None = None
+        self.cost_s = 0.0  # wall time of the latest refresh (copy + durations + simulation)
         self.written = 0  # annotation writes done
         self._loaded = False
         self._early: list[Obj] = []  # finished Workloads seen before the history was read
@@ -188,10 +192,12 @@ class StartForecaster:
 
     async def refresh(self) -> Forecast:
         """A new forecast from the engine as it is now (the simulation runs off the event loop)."""
+        started = time.monotonic()
         now = self.ctx.clock()
         durations = self.durations()
         engine = fork(self.state.engine)
         self.latest = await asyncio.to_thread(forecast, engine, now, durations)
+        self.cost_s = time.monotonic() - started
         return self.latest
 
     # -- publication ----------------------------------------------------------------------------------
@@ -228,13 +234,14 @@ class StartForecaster:
                 log.debug("estimate of Workload %s not written (next refresh retries): %s", key, exc)
 
     async def run(self, synced: Callable[[], Awaitable[Any]]) -> None:
-        """Forever: every interval, a forecast and its publication, then the history saved."""
+        """Forever: every interval (longer when a refresh is slow: at most ``BUDGET`` of the time),
+        a forecast and its publication, then the history saved."""
         await self._load_history()
         await synced()
         if self.interval <= 0:
             return
         while True:
-            await asyncio.sleep(self.interval)
+            await asyncio.sleep(max(self.interval, self.cost_s / BUDGET))
             await self.state.admissions_idle.wait()
             try:
                 await self.publish(await self.refresh())
