@@ -29,6 +29,7 @@ IDLE_TIMEOUT_S = 5
 SCALE_TIMEOUT = 240.0
 
 BARRIER_JOB = """
+import sys
 import time
 import ray
 
@@ -47,12 +48,13 @@ class Barrier:
 def hold(barrier):
     ray.get(barrier.arrive.remote())
     deadline = time.time() + 300
-    while ray.get(barrier.count.remote()) < 3 and time.time() < deadline:
+    while ray.get(barrier.count.remote()) < TASKS and time.time() < deadline:
         time.sleep(0.5)
     return ray.get_runtime_context().get_node_id()
 
+TASKS = int(sys.argv[1])
 barrier = Barrier.remote()
-nodes = ray.get([hold.remote(barrier) for _ in range(3)])
+nodes = ray.get([hold.remote(barrier) for _ in range(TASKS)])
 print(f"ran on {len(set(nodes))} workers")
 """
 
@@ -79,14 +81,15 @@ def replicas(kube: Kube, name: str) -> int:
     return int(kube.get(kinds.RAYCLUSTER, name, "default")["spec"]["workerGroupSpecs"][0]["replicas"])
 
 
-def submit(plane: LocalPlane, name: str, tmp_path: Path) -> tuple[Any, str]:
+def submit(kube: Kube, name: str, tmp_path: Path, tasks: int = 3) -> tuple[Any, str]:
+    """Submit the barrier job: ``tasks`` tasks of one ``slot`` each that must all run at once."""
     from ray.job_submission import JobSubmissionClient
 
-    obj = plane.kube.get(kinds.RAYCLUSTER, name, "default")
-    client = JobSubmissionClient(la.dashboard_url(obj), headers=la.ray_headers(plane.kube, name))
+    obj = kube.get(kinds.RAYCLUSTER, name, "default")
+    client = JobSubmissionClient(la.dashboard_url(obj), headers=la.ray_headers(kube, name))
     script = tmp_path / "barrier.py"
     script.write_text(BARRIER_JOB)
-    return client, client.submit_job(entrypoint=f"{sys.executable} {script}")
+    return client, client.submit_job(entrypoint=f"{sys.executable} {script} {tasks}")
 
 
 def test_ray_autoscaler_scales_up_for_three_tasks_and_back_to_min_when_idle(
@@ -99,7 +102,7 @@ def test_ray_autoscaler_scales_up_for_three_tasks_and_back_to_min_when_idle(
     clean.wait_ready("elastic")
     assert worker_pods(kube, "elastic") == ["elastic-small-worker-0"]
 
-    client, job = submit(clean, "elastic", tmp_path)
+    client, job = submit(kube, "elastic", tmp_path)
     submitted = time.monotonic()
     clean.wait(lambda: replicas(kube, "elastic") == 3 or None, SCALE_TIMEOUT, "the autoscaler to ask for 3")
     asked = time.monotonic()
@@ -108,7 +111,7 @@ def test_ray_autoscaler_scales_up_for_three_tasks_and_back_to_min_when_idle(
     scaled_up = time.monotonic()
     clean.seen.extend(la.cluster_processes(kube, "elastic"))
 
-    final = clean.wait(lambda: (s := client.get_job_status(job)).is_terminal() and s, SCALE_TIMEOUT, "job end")
+    final = clean.wait(lambda: (s := client.get_job_status(job)).is_terminal() and s, SCALE_TIMEOUT, "end")
     logs = client.get_job_logs(job)
     assert final == JobStatus.SUCCEEDED, logs
     assert "ran on 3 workers" in logs

@@ -22,12 +22,17 @@ from codeflare.k8s.quantity import QuantityInput
 __all__ = [
     "DEFAULT_RESOURCE_MAPPING",
     "DEFAULT_WORKER_GROUP",
+    "ELASTIC_JOB_ANNOTATION",
+    "ELASTIC_JOB_SCHEDULING_GATE",
     "RAY_IMAGE",
     "RAY_VERSION",
+    "WORKLOAD_SLICE_REPLACEMENT_FOR",
     "ClusterSettings",
     "WorkerGroupSettings",
+    "admitted_pod_set_counts",
     "build_raycluster",
     "dashboard_name",
+    "is_elastic_job",
     "raycluster_spec",
 ]
 
@@ -43,6 +48,25 @@ DEFAULT_RESOURCE_MAPPING: Mapping[str, str] = {
 }
 HEAD_PORTS = (("gcs", 6379), ("dashboard", 8265), ("client", 10001), ("metrics", 8080))
 AUTOSCALER_OPTIONS = {"upscalingMode": "Default", "idleTimeoutSeconds": 60}
+#: Kueue's elastic jobs (ElasticJobsViaWorkloadSlices): the job annotation that turns them on, the
+#: annotation of a Workload slice naming the slice it replaces (``<namespace>/<name>``), and the
+#: scheduling gate of pods waiting for their slice (kueue apis/kueue/v1beta2 constants,
+#: pkg/workloadslicing).
+ELASTIC_JOB_ANNOTATION = "kueue.x-k8s.io/elastic-job"
+WORKLOAD_SLICE_REPLACEMENT_FOR = "kueue.x-k8s.io/workload-slice-replacement-for"
+ELASTIC_JOB_SCHEDULING_GATE = "kueue.x-k8s.io/elastic-job"
+
+
+def is_elastic_job(obj: Mapping[str, Any]) -> bool:
+    """Whether a job asks to be queued as an elastic job (the annotation, ``"true"``)."""
+    annotations = (obj.get("metadata") or {}).get("annotations") or {}
+    return str(annotations.get(ELASTIC_JOB_ANNOTATION, "")).lower() == "true"
+
+
+def admitted_pod_set_counts(workload: Mapping[str, Any]) -> dict[str, int]:
+    """Pod set -> count of a Workload's admission (empty when it has none): what a slice admits."""
+    admission = (workload.get("status") or {}).get("admission") or {}
+    return {str(a.get("name")): int(a.get("count") or 0) for a in admission.get("podSetAssignments") or []}
 
 
 def dashboard_name(cluster: str) -> str:
@@ -133,6 +157,8 @@ class ClusterSettings(Protocol):
     @property
     def enable_autoscaling(self) -> bool: ...
     @property
+    def idle_timeout_seconds(self) -> int: ...
+    @property
     def min_workers(self) -> int | None: ...
     @property
     def max_workers(self) -> int | None: ...
@@ -161,8 +187,12 @@ def build_raycluster(config: ClusterSettings, namespace: str) -> dict[str, Any]:
     metadata: dict[str, Any] = {"name": config.name, "namespace": namespace}
     if labels:
         metadata["labels"] = labels
-    if config.annotations:
-        metadata["annotations"] = dict(config.annotations)
+    annotations = dict(config.annotations)
+    if config.local_queue is not None and config.enable_autoscaling:
+        # queued and autoscaled: an elastic job, whose scale-ups are admitted as workload slices
+        annotations[ELASTIC_JOB_ANNOTATION] = "true"
+    if annotations:
+        metadata["annotations"] = annotations
     spec = raycluster_spec(config, suspend=config.local_queue is not None and config.suspend_when_queued)
     obj = {"apiVersion": "ray.io/v1", "kind": "RayCluster", "metadata": metadata, "spec": spec}
     validate_against_crd(obj)
@@ -176,7 +206,7 @@ def raycluster_spec(config: ClusterSettings, *, suspend: bool = False) -> dict[s
         "enableInTreeAutoscaling": bool(config.enable_autoscaling),
     }
     if config.enable_autoscaling:
-        spec["autoscalerOptions"] = dict(AUTOSCALER_OPTIONS)
+        spec["autoscalerOptions"] = {**AUTOSCALER_OPTIONS, "idleTimeoutSeconds": config.idle_timeout_seconds}
     if suspend:
         spec["suspend"] = True
     spec["headGroupSpec"] = _head_group(config)

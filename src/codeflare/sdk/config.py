@@ -78,7 +78,10 @@ class ClusterConfiguration:
     cluster is created suspended unless ``suspend_when_queued`` is False. With ``appwrapper`` the
     RayCluster is wrapped in an AppWrapper, which then carries the queue and is the one suspended.
     ``min_workers``/``max_workers`` apply only with ``enable_autoscaling`` and default to
-    ``num_workers``. Raises :class:`ConfigurationError` listing every problem.
+    ``num_workers``; Ray's autoscaler removes a worker idle for ``idle_timeout_seconds``. With
+    ``local_queue`` too, the cluster is an elastic job (Kueue's workload slices): each scale-up
+    is admitted within the queue's quota, a scale-down releases quota.
+    Raises :class:`ConfigurationError` listing every problem.
     """
 
     name: str
@@ -111,6 +114,7 @@ class ClusterConfiguration:
     enable_autoscaling: bool = False
     min_workers: int | None = None
     max_workers: int | None = None
+    idle_timeout_seconds: int = 60
     additional_worker_groups: list[WorkerGroup] = field(default_factory=list)
     appwrapper: bool = False
 
@@ -184,6 +188,9 @@ class ClusterConfiguration:
             problems += _count_problems(attr, value)
             if not self.enable_autoscaling:
                 problems.append((attr, "only applies with enable_autoscaling=True (use num_workers)"))
+        idle = self.idle_timeout_seconds
+        if isinstance(idle, bool) or not isinstance(idle, int) or idle < 1:
+            problems.append(("idle_timeout_seconds", "must be a whole number of seconds >= 1"))
         if problems or not self.enable_autoscaling or not isinstance(self.num_workers, int):
             return problems
         return _bounds_problems(

@@ -318,6 +318,11 @@ class LocalRayCluster:
             f"cluster {self.name}: head not ready after {timeout:.0f}s; waiting for {missing}"
         )
 
+    def next_names(self, group: str, count: int) -> list[str]:
+        """The names the next ``count`` workers of ``group`` will get (nothing is started)."""
+        first = self._next_index.get(group, 0)
+        return [f"{group}-{index}" for index in range(first, first + count)]
+
     def add_worker(self, group: str, template: NodeTemplate) -> RayNode:
         """Start one worker of ``group`` (returns at once; see :meth:`wait_workers_ready`)."""
         self._require_head()

@@ -15,6 +15,7 @@ import logging
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
+from codeflare.api.raycluster import ELASTIC_JOB_SCHEDULING_GATE
 from codeflare.k8s.constants import RAY_CLUSTER_LABEL
 from codeflare.k8s.timestamps import format_rfc3339
 from codeflare.k8s.types import Obj
@@ -38,9 +39,16 @@ class NodeView:
 
 
 def wanted_pods(
-    rc: Obj, running: Iterable[NodeView], exited: Sequence[NodeExit], node_name: str, now: str
+    rc: Obj,
+    running: Iterable[NodeView],
+    exited: Sequence[NodeExit],
+    node_name: str,
+    now: str,
+    gated: Sequence[tuple[str, str]] = (),
 ) -> dict[str, Obj]:
-    """Pod name -> Pod for every node of ``rc``: Running for live nodes, Failed for exited ones."""
+    """Pod name -> Pod for every node of ``rc``: Running for live nodes, Failed for exited ones,
+    and Pending behind Kueue's elastic-job scheduling gate for the ``gated`` (node, group) ones:
+    workers wanted but not admitted yet."""
     spec = rc.get("spec") or {}
     groups = {str(g.get("groupName")): g for g in spec.get("workerGroupSpecs") or []}
     wanted: dict[str, Obj] = {}
@@ -75,6 +83,25 @@ def wanted_pods(
             finished=now,
         )
         wanted[pod["metadata"]["name"]] = pod
+    for gated_node, group in gated:
+        pod = shapes.pod_for(
+            rc,
+            gated_node,
+            group,
+            False,
+            groups.get(group, {}).get("template") or {},
+            node_name,
+            phase="Pending",
+            ready=False,
+        )
+        pod["spec"]["schedulingGates"] = [{"name": ELASTIC_JOB_SCHEDULING_GATE}]
+        pod["status"]["conditions"] = [
+            {"type": "PodScheduled", "status": "False", "reason": "SchedulingGated",
+             "message": "Scheduling is blocked due to non-empty scheduling gates"},
+        ]
+        pod["status"].pop("podIP", None)
+        pod["status"].pop("hostIP", None)
+        wanted.setdefault(pod["metadata"]["name"], pod)
     return wanted
 
 
@@ -86,8 +113,16 @@ class PodSync:
         self.node_name = node_name
         self._written: dict[tuple[str, str], str] = {}
 
-    async def sync(self, rc: Obj, running: Iterable[NodeView], exited: Sequence[NodeExit], now: str) -> None:
-        """Make the Pod objects of ``rc`` mirror its Ray nodes (none running: ``running`` empty)."""
+    async def sync(
+        self,
+        rc: Obj,
+        running: Iterable[NodeView],
+        exited: Sequence[NodeExit],
+        now: str,
+        gated: Sequence[tuple[str, str]] = (),
+    ) -> None:
+        """Make the Pod objects of ``rc`` mirror its Ray nodes (none running: ``running`` empty)
+        and its gated workers."""
         meta = rc["metadata"]
         namespace, cluster = meta.get("namespace", ""), meta["name"]
         for exit_info in exited:
@@ -98,7 +133,7 @@ class PodSync:
                 exit_info.node,
                 exit_info.exit_code,
             )
-        wanted = wanted_pods(rc, running, exited, self.node_name, now)
+        wanted = wanted_pods(rc, running, exited, self.node_name, now, gated)
         existing = await self.kube.list(kinds.POD, namespace, labels={RAY_CLUSTER_LABEL: cluster})
         for pod in existing:
             pod_name = pod["metadata"]["name"]

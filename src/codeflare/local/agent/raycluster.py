@@ -26,7 +26,7 @@ from codeflare.k8s.timestamps import now_rfc3339
 from codeflare.k8s.types import Obj
 from codeflare.kube import errors
 from codeflare.kube.client import AsyncKube
-from codeflare.local.agent import autoscaler, processes, shapes
+from codeflare.local.agent import autoscaler, elastic, processes, shapes
 from codeflare.local.agent.cluster_runner import (
     ClusterNotReadyError,
     LocalRayCluster,
@@ -74,10 +74,17 @@ def desired_total(rc: Obj) -> int:
 
 
 def running_status(
-    rc: Obj, *, ready_workers: int, head_ready: bool, endpoints: Mapping[str, str], now: str
+    rc: Obj,
+    *,
+    ready_workers: int,
+    head_ready: bool,
+    endpoints: Mapping[str, str],
+    now: str,
+    held_back: int = 0,
 ) -> Obj:
-    """Status of a running cluster: ``state: ready`` once the head and every wanted worker are."""
-    total = desired_total(rc)
+    """Status of a running cluster: ``state: ready`` once the head and every wanted worker are
+    (``held_back``: wanted workers an elastic cluster may not run yet, not waited for)."""
+    total = desired_total(rc) - held_back
     state = "ready" if head_ready and ready_workers >= total else ""
     status = shapes.cluster_status(
         rc,
@@ -166,6 +173,7 @@ class RayClusterRunner:
         self.journal = ClusterJournal(home / "clusters")
         self.writes = RayClusterWrites(kube)
         self.credentials = ClusterCredentials(kube)
+        self.kube = kube
         self.pods = PodSync(kube, node_name)
         self.autoscalers = autoscaler.AutoscalerSidecar(kube, home, base_env, sys.executable)
         self.clusters: dict[str, LocalRayCluster] = {}
@@ -205,27 +213,34 @@ class RayClusterRunner:
         if any(f.node == "head" for f in failed):
             await self._fail(rc, runtime, f"Ray head process exited with code {failed[0].exit_code}")
             return None
-        await self._scale_workers(rc, runtime)
+        held_back = await self._scale_workers(rc, runtime)
         await self.autoscalers.ensure(rc, runtime)
         self.journal.write(uid, runtime.to_state())
         ready = set(await asyncio.to_thread(runtime.ready_nodes))
-        await self._sync_pods(rc, runtime, failed, ready)
+        gated = [(node, g) for g, count in held_back.items() for node in runtime.next_names(g, count)]
+        await self._sync_pods(rc, runtime, failed, ready, gated)
         status = running_status(
             rc,
             ready_workers=len([n for n in runtime.workers() if n.name in ready]),
             head_ready="head" in ready,
             endpoints=runtime.endpoints.as_status(),
             now=now_rfc3339(),
+            held_back=sum(held_back.values()),
         )
         await self.writes.annotations(rc, runtime)
         await self.writes.status(rc, status)
         return None if "state" in status else NOT_READY_POLL_S
 
     async def _sync_pods(
-        self, rc: Obj, runtime: LocalRayCluster, failed: list[NodeExit], ready: set[str]
+        self,
+        rc: Obj,
+        runtime: LocalRayCluster,
+        failed: list[NodeExit],
+        ready: set[str],
+        gated: list[tuple[str, str]],
     ) -> None:
         views = [NodeView(node, node.name in ready) for node in runtime.nodes.values()]
-        await self.pods.sync(rc, views, failed, now_rfc3339())
+        await self.pods.sync(rc, views, failed, now_rfc3339(), gated=gated)
 
     async def _runtime(self, rc: Obj) -> tuple[LocalRayCluster | None, float | None]:
         """The cluster's processes: adopted from its annotation, or new; the head started (and
@@ -310,18 +325,22 @@ class RayClusterRunner:
         await self._stop_runtime(uid, runtime, 1.0)  # workers may have started early
         return 2.0 * attempts
 
-    async def _scale_workers(self, rc: Obj, runtime: LocalRayCluster) -> None:
-        """Start or stop workers to match the worker groups."""
+    async def _scale_workers(self, rc: Obj, runtime: LocalRayCluster) -> dict[str, int]:
+        """Start or stop workers to match the worker groups (an elastic queued cluster's only up
+        to what its Workload slices admit); returns, per group, the wanted workers held back."""
         name = rc["metadata"]["name"]
         desired = shapes.desired_workers(rc.get("spec") or {})
-        for group, (count, group_spec) in desired.items():
+        wanted = {group: count for group, (count, _) in desired.items()}
+        run = elastic.runnable_workers(wanted, await elastic.admitted_workers(self.kube, rc))
+        for group, (_, group_spec) in desired.items():
             template = shapes.node_template(group_spec, head=False)
             names = workers_to_delete(
                 name, (group_spec.get("scaleStrategy") or {}).get("workersToDelete") or []
             )
-            await asyncio.to_thread(runtime.scale_group, group, count, template, names)
+            await asyncio.to_thread(runtime.scale_group, group, run[group], template, names)
         for group in {n.group for n in runtime.workers()} - set(desired):
             await asyncio.to_thread(runtime.scale_group, group, 0, shapes.NodeTemplate())
+        return {group: wanted[group] - run[group] for group in wanted if wanted[group] > run[group]}
 
     async def _start_head(self, rc: Obj, runtime: LocalRayCluster) -> None:
         """Start the head and wait until it is ready; the workers start once ``ray start --head``

@@ -26,7 +26,7 @@ from codeflare.kube import kinds
 from codeflare.kube.informer import Handler, Informer, SharedInformers
 from codeflare.kube.kinds import Kind
 from codeflare.operator.metrics import WatchProgress
-from codeflare.operator.queueing import cohorts, convert
+from codeflare.operator.queueing import cohorts, convert, elastic
 from codeflare.operator.queueing.adapters import QUEUED_KINDS
 from codeflare.operator.queueing.reason_codes import QUEUE_BLOCKER_REASONS
 from codeflare.scheduling import Admission, AdmissionEngine, workload_key
@@ -275,7 +275,8 @@ class EngineFeeder:
             state.to_drain.discard(key)
             state.reasons_written.pop(key, None)
         else:
-            workload = convert.workload(obj, state.priorities)
+            # hook: a pending workload slice asks only for what it adds to the slice it replaces
+            workload = elastic.engine_view(obj, convert.workload(obj, state.priorities), state.workload_obj)
             if workload.admission is None and key in state.inflight:
                 # our admission is still being written: the engine keeps assuming it
                 workload = dataclasses.replace(workload, admission=self.engine.admission(key))

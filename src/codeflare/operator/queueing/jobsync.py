@@ -36,7 +36,7 @@ from codeflare.kube.informer import SharedInformers
 from codeflare.kube.kinds import Kind
 from codeflare.operator.context import OperatorContext
 from codeflare.operator.metrics import WatchProgress
-from codeflare.operator.queueing import adapters, convert, jobs, status
+from codeflare.operator.queueing import adapters, convert, elastic, jobs, status
 from codeflare.operator.queueing.decisions import WRITE_CONCURRENCY, DecisionWriter, limited
 from codeflare.operator.queueing.feeder import JobRef, QueueingState
 from codeflare.scheduling import Admission, workload_key
@@ -146,6 +146,7 @@ class JobSync:
         self._dirty: dict[JobRef, None] = {}
         self._ready = asyncio.Event()
         self._workload_of_job: dict[str, str] = {}  # job uid -> workload key
+        self.elastic = elastic.ElasticSlices(ctx.kube, writer.write_status, ctx.clock)
 
     def subscribe(self, informers: SharedInformers) -> None:
         for kind in adapters.QUEUED_KINDS:
@@ -232,6 +233,10 @@ class JobSync:
     async def sync(self, kind: Kind, namespace: str, name: str) -> None:
         """Decide about one job from the caches and carry the decision out."""
         job = self.state.informers[kind].cache.get((namespace, name))
+        if job is not None and elastic.is_elastic(kind, job):  # hook: elastic jobs resize by slices
+            workloads = self.state.informers[kinds.WORKLOAD].cache.values()
+            if await self.elastic.sync(job, jobs.workload_pod_sets(kind, job), list(workloads)):
+                return
         uid = str(((job or {}).get("metadata") or {}).get("uid", ""))
         wl_key = self._workload_of_job.get(uid)
         workload = self.state.workload_obj(wl_key) if wl_key else None
