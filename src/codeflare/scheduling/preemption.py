@@ -24,7 +24,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from codeflare.scheduling.assignment import AssignmentContext
-from codeflare.scheduling.quota import CompiledQueue, FlavorResource
+from codeflare.scheduling.quota import CohortNode, CompiledQueue, FlavorResource, QuotaBook
 from codeflare.scheduling.results import PreemptionReason
 
 WITHIN_CQ, HIERARCHICAL_RECLAIM, RECLAIM_WHILE_BORROWING, RECLAIM_WITHOUT_BORROWING, FAIR_SHARING = range(5)
@@ -95,6 +95,7 @@ class _WhatIf:
     def __init__(self, ctx: AssignmentContext, preemptor: Preemptor) -> None:
         self.ctx, self.preemptor = ctx, preemptor
         self.removed: list[AdmittedWorkload] = []
+        self.lca: dict[str, CohortNode] = {}  # candidate -> the cohort it was found under
 
     def remove(self, workload: AdmittedWorkload) -> None:
         self.ctx.book.charge(workload.cluster_queue, workload.usage, -1, record=False)
@@ -121,6 +122,18 @@ class _WhatIf:
                 return False
         return True
 
+    def protected_on_path(self, workload: AdmittedWorkload) -> bool:
+        """Whether a cohort between the candidate's queue and where it was found is within its
+        quota now (Kueue's candidateIsValid: that subtree is not borrowing, so not reclaimed)."""
+        compiled = self.ctx.book.queues.get(workload.cluster_queue)
+        node = compiled.parent if compiled is not None else None
+        lca = self.lca.get(workload.key)
+        while node is not None and node is not lca:
+            if _node_within(node, self.preemptor.needed):
+                return True
+            node = node.parent
+        return False
+
     def within_nominal(self, queue: str) -> bool:
         """Whether ``queue`` uses no more than its nominal quota in every resource needing preemption."""
         compiled = self.ctx.book.queues.get(queue)
@@ -136,15 +149,12 @@ def _candidates(
     compiled, book = preemptor.compiled, ctx.book
     spec, name = compiled.spec, compiled.spec.name
     policy = spec.preemption
-    own = book.usage.get(name, {})
-    advantage = all(own.get(fr, 0) + v <= compiled.nominal.get(fr, 0) for fr, v in preemptor.usage.items())
     bwc = policy.borrow_within_cohort
     forbidden = bwc.policy == "Never"
     pairs: list[tuple[AdmittedWorkload, int]] = []
-    borrowing_queues: dict[str, bool] = {}
     needed = preemptor.needed
     within, reclaim = policy.within_cluster_queue, policy.reclaim_within_cohort
-    from_cohort = compiled.parent is not None and reclaim != "Never"
+    levels = _tree_levels(book, preemptor) if compiled.parent is not None and reclaim != "Never" else {}
     for w in admitted:
         if needed.isdisjoint(w.usage):
             continue
@@ -152,15 +162,12 @@ def _candidates(
             if within != "Never" and _satisfies(within, w, preemptor.priority, preemptor.creation_time):
                 pairs.append((w, WITHIN_CQ))
             continue
-        if not from_cohort:
-            continue
-        over = borrowing_queues.get(w.cluster_queue)
-        if over is None:
-            over = borrowing_queues[w.cluster_queue] = not what_if.within_nominal(w.cluster_queue)
-        if not over or not _satisfies(
+        level = levels.get(w.cluster_queue)
+        if level is None or not _satisfies(
             policy.reclaim_within_cohort, w, preemptor.priority, preemptor.creation_time
         ):
             continue
+        advantage, what_if.lca[w.key] = level
         if advantage:
             pairs.append((w, HIERARCHICAL_RECLAIM))
         elif forbidden or _above_threshold(w.priority, preemptor.priority, bwc.max_priority_threshold):
@@ -177,6 +184,60 @@ def _candidates(
     others = any(v != WITHIN_CQ for _, v in pairs)
     hierarchy = any(v == HIERARCHICAL_RECLAIM for _, v in pairs)
     return pairs, others, hierarchy
+
+
+def _tree_levels(book: QuotaBook, preemptor: Preemptor) -> dict[str, Level]:
+    """Queues that may give reclaim candidates, each with whether the preemptor has Kueue's
+    hierarchical advantage over it and their lowest common cohort (classical/hierarchical_preemption.go:
+    walking up from the preemptor, each level's subtree is searched, skipping subtrees and queues
+    within nominal quota; the advantage holds from the first level whose subtree quota fits)."""
+    compiled, needed, requests = preemptor.compiled, preemptor.needed, preemptor.usage
+    name = compiled.spec.name
+    own = book.usage.get(name, {})
+    advantage = all(own.get(fr, 0) + v <= compiled.nominal.get(fr, 0) for fr, v in requests.items())
+    remaining = {fr: max(0, v - _local(compiled.guaranteed, own, fr)) for fr, v in requests.items()}
+    out: dict[str, Level] = {}
+    previous: CohortNode | None = None
+    node = compiled.parent
+    while node is not None:
+        _collect(book, node, previous, name, needed, (advantage, node), out)
+        fits = all(node.usage.get(fr, 0) + v <= node.subtree.get(fr, 0) for fr, v in remaining.items())
+        remaining = {fr: max(0, v - _local(node.guaranteed, node.usage, fr)) for fr, v in remaining.items()}
+        advantage = advantage or fits
+        previous, node = node, node.parent
+    return out
+
+
+def _local(kept: dict[FlavorResource, int], usage: dict[FlavorResource, int], fr: FlavorResource) -> int:
+    """Kueue's LocalAvailable: what a node keeps for itself (lending limit) and does not use."""
+    return max(0, kept.get(fr, 0) - usage.get(fr, 0))
+
+
+Level = tuple[bool, CohortNode]  # (hierarchical advantage, the cohort a candidate was found under)
+
+
+def _collect(
+    book: QuotaBook, cohort: CohortNode, skip: CohortNode | None, preemptor: str,
+    needed: frozenset[FlavorResource], level: Level, out: dict[str, Level],
+) -> None:  # fmt: skip
+    for child_name in cohort.child_cohorts:
+        child = book.cohorts[child_name]
+        if child is not skip and not _node_within(child, needed):
+            _collect(book, child, skip, preemptor, needed, level, out)
+    for queue in cohort.child_queues:
+        if queue != preemptor and not _queue_within(book, queue, needed):
+            out[queue] = level
+
+
+def _node_within(node: CohortNode, needed: frozenset[FlavorResource]) -> bool:
+    return all(node.usage.get(fr, 0) <= node.subtree.get(fr, 0) for fr in needed)
+
+
+def _queue_within(book: QuotaBook, queue: str, needed: frozenset[FlavorResource]) -> bool:
+    compiled = book.queues.get(queue)
+    usage = book.usage.get(queue, {})
+    nominal = compiled.nominal if compiled is not None else {}
+    return all(usage.get(fr, 0) <= nominal.get(fr, 0) for fr in needed)
 
 
 def _above_threshold(candidate: int, incoming: int, threshold: int | None) -> bool:
@@ -196,7 +257,7 @@ def _attempt(
             if w.cluster_queue != name:
                 if borrowing and variant == RECLAIM_WITHOUT_BORROWING:
                     continue
-                if what_if.within_nominal(w.cluster_queue):
+                if what_if.within_nominal(w.cluster_queue) or what_if.protected_on_path(w):
                     continue
             what_if.remove(w)
             targets.append((w, variant))

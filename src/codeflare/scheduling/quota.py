@@ -377,10 +377,12 @@ class QuotaBook:
         if compiled is None:
             return 0
         nominal = compiled.nominal.get(fr)
-        if nominal is None:
-            return 0
-        used = self.usage[name].get(fr, 0)
         parent = compiled.parent
+        if nominal is None:
+            if parent is None:
+                return 0
+            nominal = 0  # as Kueue's resource nodes: no quota of its own, it may still borrow
+        used = self.usage[name].get(fr, 0)
         if parent is None:
             return max(0, nominal - used)
         # _through inlined: this is the hottest call of a cycle
@@ -388,8 +390,8 @@ class QuotaBook:
             above = parent.subtree.get(fr, 0) - parent.usage.get(fr, 0)
         else:
             above = parent.available(fr)
-        guaranteed = compiled.guaranteed[fr]
-        limit = compiled.borrowing_limit[fr]
+        guaranteed = compiled.guaranteed.get(fr, 0)
+        limit = compiled.borrowing_limit.get(fr)
         if limit is not None:
             above = min(above, nominal - guaranteed - max(0, used - guaranteed) + limit)
         return max(0, max(0, guaranteed - used) + above)

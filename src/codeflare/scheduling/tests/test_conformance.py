@@ -1,6 +1,7 @@
 """Kueue's own scheduler test cases (ported as data, see ``conformance/``) run against the engine.
 
-Every case of ``flavorassigner_test.go``, ``preemption_test.go`` and ``scheduler_test.go`` (v0.14.8)
+Every case of ``flavorassigner_test.go``, ``preemption_test.go`` (with ``preemption_hierarchical_test.go``
+and ``preemption_fair_test.go``) and ``scheduler_test.go`` (v0.14.8)
 that the extraction could read is in the YAML files. Runnable cases must decide as Kueue does;
 a case that uses a Kueue feature we do not implement carries its reason and must be listed in
 ``docs/conformance/engine.md``, which must also agree with what the runnable cases do now.

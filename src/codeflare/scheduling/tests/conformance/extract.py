@@ -64,6 +64,9 @@ _PLAIN = {
     "InClusterQueueReason",
     "InCohortReclamationReason",
     "InCohortReclaimWhileBorrowingReason",
+    "InCohortFairSharingReason",
+    "LessThanOrEqualToFinalShare",
+    "LessThanInitialShare",
     "WorkloadPreempted",
     "WorkloadEvicted",
     "WorkloadQuotaReserved",
@@ -193,6 +196,10 @@ class Evaluator:
             return {"_kind": "flavor", "name": args[0], "nodeLabels": {}, "nodeTaints": [], "tolerations": []}
         if head == "MakeClusterQueue":
             return {"_kind": "cq", "name": args[0], "resourceGroups": []}
+        if head == "targetKeyReason":  # preemption_fair_test.go: "namespace/name" and the reason
+            return [args[0], args[1]]
+        if head == "New":  # sets.New
+            return list(args)
         if head == "MakeCohort":
             return {"_kind": "cohort", "name": args[0], "resourceGroups": []}
         if head == "MakeFlavorQuotas":
@@ -335,6 +342,9 @@ class Evaluator:
 
     def _wl_PodSets(self, wl: dict, *ps: dict) -> None:
         wl["podSets"] = [_clean(p) for p in ps]
+
+    def _wl_Name(self, wl: dict, name: str) -> None:
+        wl["name"] = name
 
     def _wl_Priority(self, wl: dict, p: int) -> None:
         wl["priority"] = p
@@ -562,7 +572,10 @@ def main(argv: list[str]) -> None:
         doc["shared"][func] = _clean(convert.shared(func, env))
         for name, comp in cases.items():
             data, unsupported = fields(comp, Evaluator(env))
-            doc["cases"].append(_clean(converter(name, data, unsupported, env)))
+            record = _clean(converter(name, data, unsupported, env))
+            if not doc["source"].endswith(path):
+                record["file"] = path  # a second Kueue test file ported into the same YAML
+            doc["cases"].append(record)
     for out_name, doc in docs.items():
         prefix = out_name.split(".")[0][:3]
         for n, case in enumerate(doc["cases"], 1):
