@@ -1,4 +1,6 @@
-"""Plain, immutable input and output types of the admission engine (Kueue v1beta1 shapes).
+"""Plain, immutable input and output types of the admission engine (Kueue's shapes, in the engine's
+names: the operator maps v1beta2 objects onto them, e.g. ``cohortName`` is ``cohort`` and
+``MayStopSearch`` is ``Borrow``/``Preempt``, in ``operator/queueing/convert.py``).
 
 ResourceFlavor, ClusterQueue (resource groups, flavor quotas, cohort, strategy, preemption,
 fungibility, namespace selector, stop policy, fair-sharing weight), Cohort (a node of a cohort
