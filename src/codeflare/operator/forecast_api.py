@@ -220,7 +220,7 @@ class ForecastServer(AggregatedServer):
                                   "groupVersion": f"{GROUP}/{VERSION}", "resources": [resource]})  # fmt: skip
 
 
-def registration(namespace: str, port: int, ca_bundle: bytes) -> list[tuple[Any, Obj]]:
+def registration(namespace: str, port: int, ca_bundle: bytes) -> tuple[Obj, Obj]:
     """The Service (with the loopback port the embedded API server resolves) and the APIService."""
     service = {
         "apiVersion": "v1",
@@ -239,7 +239,7 @@ def registration(namespace: str, port: int, ca_bundle: bytes) -> list[tuple[Any,
     api_service = {"apiVersion": APISERVICE.api_version, "kind": APISERVICE.kind,
                    "metadata": {"name": f"{VERSION}.{GROUP}", "labels": {MANAGED_BY_LABEL: OPERATOR_NAME}},
                    "spec": spec}  # fmt: skip
-    return [(kinds.SERVICE, service), (APISERVICE, api_service)]
+    return service, api_service
 
 
 async def serve(ctx: OperatorContext, endpoint: FeasibilityEndpoint) -> None:
@@ -254,8 +254,9 @@ async def serve(ctx: OperatorContext, endpoint: FeasibilityEndpoint) -> None:
         delay = 0.5
         while True:
             try:
-                for kind, body in registration(ctx.namespace, port, ca.cert_pem):
-                    await ctx.kube.apply(kind, body, field_manager=FIELD_MANAGER)
+                service, api_service = registration(ctx.namespace, port, ca.cert_pem)
+                await ctx.kube.apply(kinds.SERVICE, service, field_manager=FIELD_MANAGER)
+                await ctx.kube.apply(APISERVICE, api_service, field_manager=FIELD_MANAGER)
                 break
             except errors.KubeError as exc:
                 log.warning("cannot register the forecast API: %s; retrying", exc)

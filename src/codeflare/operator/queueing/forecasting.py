@@ -152,14 +152,11 @@ class StartForecaster:
             return
         self._saved_at = now
         data = self.history.document()
-
-        def edit(current: Obj) -> Obj:
-            current["data"] = data
-            return current
-
         namespace = self.ctx.namespace
         try:
-            if await self.ctx.kube.update(kinds.CONFIGMAP, HISTORY_CONFIGMAP, namespace, edit) is None:
+            try:
+                await self.ctx.kube.patch(kinds.CONFIGMAP, HISTORY_CONFIGMAP, {"data": data}, namespace)
+            except errors.NotFound:
                 meta = {"name": HISTORY_CONFIGMAP, "namespace": namespace}
                 await self.ctx.kube.create(kinds.CONFIGMAP, {"metadata": meta, "data": data}, namespace)
             self.history.dirty = False
