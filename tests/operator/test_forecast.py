@@ -12,6 +12,7 @@ run-time history ConfigMap.
 from __future__ import annotations
 
 import json
+import logging
 import threading
 import time
 from collections.abc import Iterator
@@ -36,6 +37,7 @@ from tests.support.control_plane import (
 from tests.support.polling import wait_for
 from tests.support.queue_objects import cluster_queue, local_queue, workload
 
+log = logging.getLogger(__name__)
 Obj = dict[str, Any]
 RUN_S = 3  # each job's maximumExecutionTimeSeconds
 TOLERANCE_S = 2.5  # estimate vs admission: the runner's and operator's reaction time, 1 s timestamps
@@ -167,6 +169,7 @@ def test_estimated_starts_match_admissions_and_unknown_is_unbounded(
         return seen if len(seen) == len(waiting) else None
 
     actual = wait_for(admissions, 60, interval=0.2, what="the three waiting jobs admitted")
+    log.info("estimate - admission (s): %s", {n: round(estimates[n] - actual[n], 1) for n in waiting})
     for name in waiting:
         assert abs(actual[name] - estimates[name]) <= TOLERANCE_S, (name, estimates, actual)
     assert runner.errors == []
