@@ -16,6 +16,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import math
 import time
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
@@ -206,9 +207,11 @@ class StartForecaster:
             if obj is None or key in self.state.inflight or self.state.engine.admission(key) is not None:
                 continue
             current = (obj.get("metadata") or {}).get("annotations") or {}
+            values = annotations_of(estimate, key.partition("/")[0])
+            if current.get(ESTIMATED_START_ANNOTATION) == values[ESTIMATED_START_ANNOTATION]:
+                continue  # the common case: nothing moved (no parsing)
             if needs_write(current, estimate, result.now):
-                order = estimate.start if estimate.start is not None else float("inf")
-                due.append((order, key, annotations_of(estimate, key.partition("/")[0])))
+                due.append((estimate.start if estimate.start is not None else math.inf, key, values))
         return [(key, values) for _, key, values in sorted(due)]
 
     async def publish(self, result: Forecast) -> None:
