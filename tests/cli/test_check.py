@@ -193,7 +193,7 @@ def test_sdk_check_and_a_waiting_answer(queues: Client) -> None:
         )
         waiting = config.check(queues)
         assert waiting.verdict == "Wait" and waiting.position == 0 and waiting.estimated_start is None
-        assert "would wait: position 0 in ClusterQueue check-cq" in waiting.message
+        assert "would wait: position 1 in ClusterQueue check-cq" in waiting.message
         assert "behind holder" in waiting.message or "holder" in waiting.behind
         # submitted for real, it waits; why_pending() carries the operator's published estimate
         cluster = Cluster(config, queues)

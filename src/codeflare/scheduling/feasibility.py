@@ -132,7 +132,8 @@ def _ever_admissible(
 
 def _waiting(estimate: Estimate, now: float, info: PendingInfo | None) -> Feasibility:
     where = f" in ClusterQueue {estimate.cluster_queue}" if estimate.cluster_queue else ""
-    place = f"position {estimate.position}{where}" if estimate.position is not None else f"queued{where}"
+    # words count from 1, as why_pending() does; the field is 0-based, as Kueue's positions are
+    place = f"position {estimate.position + 1}{where}" if estimate.position is not None else f"queued{where}"
     if estimate.start is None:
         start = "estimated start: no bound (what it waits for has no known end)"
     else:

@@ -58,7 +58,7 @@ def test_waits_with_position_start_and_blockers() -> None:
     assert answer.verdict == "Wait"
     assert answer.position == 1 and answer.estimated_start == 150.0
     assert answer.behind == ("ns/first",)
-    assert "would wait: position 1 in ClusterQueue a, estimated start" in answer.message
+    assert "would wait: position 2 in ClusterQueue a, estimated start" in answer.message
     unknown = check_feasibility(engine, 10.0, {"ns/running": None, "ns/first": 50.0}, wl("job", "lq-a", "40"))
     assert unknown.verdict == "Wait" and unknown.estimated_start is None
     assert "no bound" in unknown.message and "ns/running" in unknown.message
