@@ -27,6 +27,8 @@ EXPECTED = {
                               "listed: ['raytest']", "raytest down"],
     "1_cluster_job_client.ipynb": ["epoch 2", "status: SUCCEEDED", "listed: 1", "jobtest done"],
     "2_interactive.ipynb": ["squares: 285", "interactivetest down"],
+    "3_autoscaling.ipynb": ["workers at start: 1", "workers while the job runs: 2",
+                            "job: SUCCEEDED ran on 3 nodes", "workers when idle: 1", "autoscaled down"],
     "4_rayjob_existing_cluster.ipynb": ["nodes 2", "final: Complete SUCCEEDED", "cluster still there:"],
     "5_rayjob_own_cluster.ipynb": ["final: Complete SUCCEEDED", "cluster gone: True", "kept logs: True"],
     "6_single_entrypoint.ipynb": ["before: []", "details: entrypoint-demo", "job: Complete SUCCEEDED True",

@@ -295,17 +295,38 @@ def _reclaimable_errors(obj: Obj, pod_sets: list[Obj]) -> list[FieldError]:
 
 def _update_errors(obj: Obj, old: Obj) -> list[FieldError]:
     errors: list[FieldError] = []
+    # an elastic job's Workload slice is resized in place (Kueue's workload slices): its counts
+    # and its admission's counts and usage may change while reserved, nothing else of them
+    resizable = _elastic_slice(obj) and _elastic_slice(old)
+    new_pod_sets = _list(_dict(obj.get("spec")).get("podSets"))
+    old_pod_sets = _list(_dict(old.get("spec")).get("podSets"))
     if _quota_reserved(old):
-        errors += _immutable_pod_sets(
-            _list(_dict(obj.get("spec")).get("podSets")), _list(_dict(old.get("spec")).get("podSets"))
-        )
+        if resizable:
+            new_pod_sets, old_pod_sets = _without_counts(new_pod_sets), _without_counts(old_pod_sets)
+        errors += _immutable_pod_sets(new_pod_sets, old_pod_sets)
     if _quota_reserved(obj) and _quota_reserved(old):
         errors += _reclaimable_update_errors(obj, old)
     new_admission = _dict(obj.get("status")).get("admission")
     old_admission = _dict(old.get("status")).get("admission")
-    if new_admission is not None and old_admission is not None and new_admission != old_admission:
+    changed = new_admission is not None and old_admission is not None and new_admission != old_admission
+    if changed and (not resizable or _admission_frame(new_admission) != _admission_frame(old_admission)):
         errors.append(FieldError(ErrorType.INVALID, "status.admission", IMMUTABLE, new_admission))
     return errors
+
+
+def _elastic_slice(obj: Obj) -> bool:
+    annotations = _dict(_dict(obj.get("metadata")).get("annotations"))
+    return str(annotations.get("kueue.x-k8s.io/elastic-job", "")).lower() == "true"
+
+
+def _without_counts(pod_sets: list[Any]) -> list[Any]:
+    return [{k: v for k, v in _dict(ps).items() if k != "count"} for ps in pod_sets]
+
+
+def _admission_frame(admission: Any) -> tuple[Any, list[Any]]:
+    """What a resize leaves of an admission: its ClusterQueue and pod set names."""
+    psas = _list(_dict(admission).get("podSetAssignments"))
+    return _dict(admission).get("clusterQueue"), [_dict(p).get("name") for p in psas]
 
 
 def _immutable_pod_sets(new: list[Any], old: list[Any]) -> list[FieldError]:

@@ -33,7 +33,12 @@ import re
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
-from codeflare.api.raycluster import WORKLOAD_SLICE_REPLACEMENT_FOR, admitted_pod_set_counts, is_elastic_job
+from codeflare.api.raycluster import (
+    ELASTIC_JOB_ANNOTATION,
+    WORKLOAD_SLICE_REPLACEMENT_FOR,
+    admitted_pod_set_counts,
+    is_elastic_job,
+)
 from codeflare.k8s.conditions import conditions_of, is_condition_true, set_condition
 from codeflare.k8s.constants import JOB_UID_LABEL
 from codeflare.k8s.quantity import format_milli, milli_value
@@ -207,7 +212,8 @@ def slice_manifest(base: Obj, pod_sets: Iterable[Obj]) -> Obj:
             "namespace": meta.get("namespace", ""),
             "labels": dict(meta.get("labels") or {}),
             "annotations": {
-                WORKLOAD_SLICE_REPLACEMENT_FOR: workload_key(meta.get("namespace", ""), meta["name"])
+                ELASTIC_JOB_ANNOTATION: "true",
+                WORKLOAD_SLICE_REPLACEMENT_FOR: workload_key(meta.get("namespace", ""), meta["name"]),
             },
             "ownerReferences": list(meta.get("ownerReferences") or []),
         },
@@ -225,9 +231,11 @@ class ElasticSlices:
         self.clock = clock
 
     async def sync(self, job: Obj, wanted: list[Obj], workloads: Iterable[Obj]) -> bool:
-        """Follow the job's size with its slices; False when the job is not (yet) in slice mode."""
+        """Follow a running job's size with its slices; False when it is not in slice mode (not
+        running, or no slice admitted): then it is queued, admitted or requeued as any job."""
         slices = slices_of(str(job["metadata"].get("uid", "")), workloads)
-        decision = decide(wanted, slices)
+        suspended = bool((job.get("spec") or {}).get("suspend"))
+        decision = None if suspended else decide(wanted, slices)
         if decision is None:
             if slices.admitted is None and slices.pending is not None:
                 await self._drop(slices.pending)  # evicted meanwhile: it requeues whole, as any job
@@ -260,6 +268,9 @@ class ElasticSlices:
         meta = admitted["metadata"]
         key = workload_key(meta.get("namespace", ""), meta["name"])
         counts = spec_counts(pod_sets)
+        if not is_elastic_job(admitted):  # the first slice (created as any job's): mark it resizable
+            body = {"metadata": {"annotations": {ELASTIC_JOB_ANNOTATION: "true"}}}
+            await self.kube.patch(kinds.WORKLOAD, meta["name"], body, meta.get("namespace"))
 
         def lowered(cur: Obj) -> Obj | None:
             status = dict(cur.get("status") or {})

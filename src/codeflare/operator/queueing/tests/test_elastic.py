@@ -15,7 +15,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from codeflare.api.raycluster import WORKLOAD_SLICE_REPLACEMENT_FOR
+from codeflare.api.raycluster import ELASTIC_JOB_ANNOTATION, WORKLOAD_SLICE_REPLACEMENT_FOR
 from codeflare.k8s.quantity import milli_value
 from codeflare.operator.queueing import elastic
 from codeflare.operator.queueing.elastic import Step
@@ -90,7 +90,8 @@ def test_a_new_slice_keeps_the_queue_owner_and_labels_and_names_the_old_one() ->
     made = elastic.slice_manifest(base, pod_sets(workers=3))
     renamed = {**made, "metadata": {**made["metadata"], "uid": "x"}}
     again = elastic.slice_manifest(renamed, pod_sets(workers=2))
-    assert made["metadata"]["annotations"] == {WORKLOAD_SLICE_REPLACEMENT_FOR: "ns/raycluster-grow-1a2b3"}
+    assert made["metadata"]["annotations"] == {
+        WORKLOAD_SLICE_REPLACEMENT_FOR: "ns/raycluster-grow-1a2b3", ELASTIC_JOB_ANNOTATION: "true"}
     assert made["metadata"]["ownerReferences"] == base["metadata"]["ownerReferences"]
     assert made["spec"]["queueName"] == "q" and made["spec"]["podSets"][1]["count"] == 3
     assert again["metadata"]["name"].startswith("raycluster-grow-1a2b3-s")  # suffixes do not pile up
@@ -116,3 +117,25 @@ def test_scaling_down_lowers_usage_in_proportion(count: int, lower: int, milli_e
     down = elastic.scaled_down_admission(admission, {"small": lower})["podSetAssignments"][0]
     assert down["count"] == lower
     assert milli_value(down["resourceUsage"]["cpu"]) == lower * milli_each
+
+
+def test_only_an_elastic_slice_may_be_resized_while_reserved() -> None:
+    from codeflare.api.kueue_validation import workload_errors
+
+    reserved = [{"type": "QuotaReserved", "status": "True", "reason": "QuotaReserved"}]
+
+    def slice_(workers: int, elastic_job: bool) -> dict[str, Any]:
+        wl = workload("a", workers, admitted=workers)
+        wl["status"]["conditions"] = reserved
+        for ps in wl["spec"]["podSets"]:
+            ps["template"] = {"spec": {"containers": [{"name": "main"}]}}
+        if elastic_job:
+            wl["metadata"]["annotations"] = {ELASTIC_JOB_ANNOTATION: "true"}
+        return wl
+
+    assert workload_errors(slice_(1, True), slice_(3, True)) == []
+    refused = {e.field for e in workload_errors(slice_(1, False), slice_(3, False))}
+    assert refused == {"spec.podSets[1]", "status.admission"}
+    moved = slice_(1, True)
+    moved["status"]["admission"]["clusterQueue"] = "other"
+    assert {e.field for e in workload_errors(moved, slice_(3, True))} == {"status.admission"}
