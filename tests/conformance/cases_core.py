@@ -263,7 +263,8 @@ case(
         local_queue("queue", "cq"),
     ),
     create(workload("wl", "queue", cpu="1")),
-    pending("wl", message="Workload namespace doesn't match ClusterQueue selector"),
+    # Kueue 0.19 (scheduler.go nominate): a namespace mismatch is Misconfigured ("Pending" in v0.14)
+    pending("wl", reason="Misconfigured", message="Workload namespace doesn't match ClusterQueue selector"),
     patch("ClusterQueue", "cq", {"spec": {"namespaceSelector": {}}}),
     admitted("cq", "wl"),
 )

@@ -217,7 +217,8 @@ case(
         },
     ),
     create(workload("wl1", "queue", cpu="1")),
-    pending("wl1", message="Workload namespace doesn't match ClusterQueue selector"),
+    # Kueue 0.19 (scheduler.go nominate): a namespace mismatch is Misconfigured ("Pending" in v0.14)
+    pending("wl1", reason="Misconfigured", message="Workload namespace doesn't match ClusterQueue selector"),
     create(workload("wl2", "foo", cpu="1", namespace="foo")),
     patch("Namespace", "ns", {"metadata": {"labels": {"dep": "eng"}}}),
     admitted("cluster-queue-with-selector", "wl1"),

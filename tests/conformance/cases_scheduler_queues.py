@@ -71,7 +71,8 @@ case(
     create(workload("wl2", "not-matching-queue", cpu="5", priority=10)),
     create(workload("wl3", "matching-queue", cpu="1", priority=1, namespace="matching")),
     admitted("strict-fifo-cq", "matching/wl1", "matching/wl3"),
-    pending("wl2", message="Workload namespace doesn't match ClusterQueue selector"),
+    # Kueue 0.19 (scheduler.go nominate): a namespace mismatch is Misconfigured ("Pending" in v0.14)
+    pending("wl2", reason="Misconfigured", message="Workload namespace doesn't match ClusterQueue selector"),
 )
 
 # -- scheduler_test.go: deleting queues, stop policies ----

@@ -88,7 +88,8 @@ def shortfall_reason(shortfalls: Iterable[Shortfall]) -> str:
 def legacy_reason(reason: str) -> str:
     """What Kueue writes for ``reason`` with UnadmittedWorkloadsObservability off
     (pkg/workload.UnadmittedWorkloadReasonWithFallback): queue blockers "Inadmissible", the
-    scheduler's codes "Pending"; anything else (Deactivated, legacy reasons) unchanged."""
+    scheduler's codes "Pending"; anything else (Deactivated, legacy reasons) unchanged. Not exact
+    for a namespace mismatch, Misconfigured from the scheduler, whose legacy reason is "Pending"."""
     if reason in (MISCONFIGURED, SUSPENDED):
         return LEGACY_INADMISSIBLE
     if reason in QUOTA_RESERVED_REASONS and reason != DEACTIVATED:
