@@ -138,6 +138,9 @@ def test_job_that_fits_says_where_and_creates_nothing(
         and answer["verdict"] == "AdmitNow"
         and answer["flavors"] == {"cpu": FLAVOR, "memory": FLAVOR}
     )
+    wrapped = ["cluster", "check", "wrapped", "--appwrapper", "--workers", "2", *SMALL, "--queue", QUEUE]
+    code, out, err = cli(capsys, apiserver, *wrapped)
+    assert code == 0 and f"would be admitted now in ClusterQueue {CQ}" in out, (out, err)
     assert counts(queues) == before
     with pytest.raises(errors.KubeError):  # a review, never stored
         queues.kube.list(kinds.FEASIBILITY_CHECK, "default")
