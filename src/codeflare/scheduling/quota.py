@@ -39,6 +39,10 @@ def _tables(
     return nominal, borrowing, lending
 
 
+def _excess(amount: int, kept: int) -> int:
+    return amount - kept if amount > kept else 0
+
+
 def _through(
     parent: CohortNode, subtree: int, guaranteed: int, limit: int | None, used: int, fr: FlavorResource
 ) -> int:
@@ -112,12 +116,13 @@ class CompiledQueue:
     group_of: dict[str, int] = field(default_factory=dict)
     draining: bool = False  # removed, kept while it still has usage
     parent: CohortNode | None = None  # None without cohort, or while the tree has a cycle
+    scope: str = ""  # "cohort:<root>" in a tree, else "cq:<name>" (see QuotaBook.scope)
     cycle: str | None = None  # why the queue is inactive: its cohort tree has a cycle
 
     @classmethod
     def compile(cls, spec: ClusterQueue) -> CompiledQueue:
         """Flatten resource groups into per flavor-resource tables."""
-        out = cls(spec)
+        out = cls(spec, scope=f"cq:{spec.name}")
         out.nominal, out.borrowing_limit, lending = _tables(spec.resource_groups)
         for index, group in enumerate(spec.resource_groups):
             out.groups.append((group.covered_resources, tuple(f.name for f in group.flavors)))
@@ -269,7 +274,8 @@ class QuotaBook:
                 node.cycle, node.members, node.subtree, node.usage = message, [], {}, {}
                 for queue in self._queue_children.get(name, ()):
                     if queue in self.queues:
-                        self.queues[queue].parent, self.queues[queue].cycle = None, message
+                        compiled = self.queues[queue]
+                        compiled.parent, compiled.cycle, compiled.scope = None, message, f"cq:{queue}"
             return order
         root = self._node(top)
         root.parent = None
@@ -294,7 +300,7 @@ class QuotaBook:
             children.append((child.subtree, child.guaranteed, child.usage))
         for queue in node.child_queues:
             compiled = self.queues[queue]
-            compiled.parent, compiled.cycle = node, None
+            compiled.parent, compiled.cycle, compiled.scope = node, None, f"cohort:{root.name}"
             children.append((compiled.nominal, compiled.guaranteed, self.usage.get(queue, {})))
         for quota, guaranteed, used in children:
             for fr, amount in quota.items():
@@ -314,10 +320,7 @@ class QuotaBook:
     def scope(self, name: str) -> str:
         """The sharing scope of a queue: the root of its cohort tree, or itself."""
         compiled = self.queues.get(name)
-        if compiled is None or compiled.parent is None:
-            return f"cq:{name}"
-        root = compiled.parent.root
-        return f"cohort:{root.name if root is not None else compiled.parent.name}"
+        return compiled.scope if compiled is not None else f"cq:{name}"
 
     def members(self, scope: str) -> list[str]:
         """Queues in a scope, sorted."""
@@ -349,25 +352,27 @@ class QuotaBook:
         own = self.usage.setdefault(name, {})
         compiled = self.queues.get(name)
         parent = compiled.parent if compiled is not None else None
+        flavor_usage = self.flavor_usage
         for fr, amount in usage.items():
             before = own.get(fr, 0)
             after = before + sign * amount
             own[fr] = after
-            self.flavor_usage[fr] = self.flavor_usage.get(fr, 0) + sign * amount
+            flavor_usage[fr] = flavor_usage.get(fr, 0) + sign * amount
             if parent is None or compiled is None:
                 continue
+            # the part above what the node keeps is stored in its parent, and so on up
             kept = compiled.guaranteed.get(fr, 0)
-            delta = max(0, after - kept) - max(0, before - kept)
+            delta = _excess(after, kept) - _excess(before, kept)
             node: CohortNode | None = parent
             while delta and node is not None:
                 below = node.usage.get(fr, 0)
                 above = below + delta
                 node.usage[fr] = above
-                kept = node.guaranteed.get(fr, 0)
-                delta = max(0, above - kept) - max(0, below - kept)
+                kept = node.guaranteed.get(fr, 0) if node.guaranteed else 0
+                delta = _excess(above, kept) - _excess(below, kept)
                 node = node.parent
         if record:
-            self.bump(self.scope(name), freed=sign < 0)
+            self.bump(compiled.scope if compiled is not None else f"cq:{name}", freed=sign < 0)
             if compiled is not None and compiled.draining and not any(own.values()):
                 self.set_queue(None, name)
 
@@ -378,23 +383,26 @@ class QuotaBook:
             return 0
         nominal = compiled.nominal.get(fr)
         parent = compiled.parent
+        used = self.usage[name].get(fr, 0)
         if nominal is None:
             if parent is None:
                 return 0
-            nominal = 0  # as Kueue's resource nodes: no quota of its own, it may still borrow
-        used = self.usage[name].get(fr, 0)
-        if parent is None:
-            return max(0, nominal - used)
-        # _through inlined: this is the hottest call of a cycle
-        if parent.parent is None:
-            above = parent.subtree.get(fr, 0) - parent.usage.get(fr, 0)
+            nominal, kept, limit = 0, 0, None  # as Kueue's resource nodes: no quota, may still borrow
+        elif parent is None:
+            return nominal - used if nominal > used else 0
         else:
-            above = parent.available(fr)
-        guaranteed = compiled.guaranteed.get(fr, 0)
-        limit = compiled.borrowing_limit.get(fr)
-        if limit is not None:
-            above = min(above, nominal - guaranteed - max(0, used - guaranteed) + limit)
-        return max(0, max(0, guaranteed - used) + above)
+            kept, limit = compiled.guaranteed[fr], compiled.borrowing_limit[fr]
+        # _through inlined (this is the hottest call of a cycle): what the queue keeps and does not
+        # use, plus what its parent has, bounded by its borrowing limit
+        if parent.parent is None:
+            free = parent.subtree.get(fr, 0) - parent.usage.get(fr, 0)
+        else:
+            free = parent.available(fr)
+        if kept > used:
+            free += kept - used
+        if limit is not None and nominal + limit - used < free:
+            free = nominal + limit - used
+        return free if free > 0 else 0
 
     def potential_available(self, name: str, fr: FlavorResource) -> int:
         """The most of ``fr`` the queue could hold were nothing used (Kueue's PotentialAvailable)."""
