@@ -81,7 +81,7 @@ class AsyncKube:
         )
 
     def with_rate_limit(self, rate_limit: TokenBucket | None) -> AsyncKube:
-        """This client's connection (the same HTTP client, so close only this one) waiting on
+        """This client's connection (the same HTTP client: close the original, not the twin) waiting on
         ``rate_limit`` instead: a second budget, as client-go gives each client built from one
         config (the operator's Events use one, apart from its controllers' requests)."""
         twin = copy.copy(self)
