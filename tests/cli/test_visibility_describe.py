@@ -78,3 +78,22 @@ def test_describe_shows_positions_codes_and_messages(
     placed = [(cells[0], cells[2], cells[3]) for cells in lines if len(cells) > 3 and cells[2] in rows]
     assert placed == [("1/1", "b-second", "WaitingForQuota"), ("2/2", "c-third", "WaitingForQuota")]
     assert "insufficient quota" in table
+    assert "c-third" in describe(capsys, apiserver, "-o", "yaml")  # the reasons are plain text there
+    capsys.readouterr()
+    assert (
+        main(
+            [
+                "cluster",
+                "status",
+                "c-third",
+                "-n",
+                NS,
+                "--kubeconfig",
+                str(apiserver.kubeconfig),
+                "-o",
+                "yaml",
+            ]
+        )
+        == 0
+    )
+    assert "WaitingForQuota: " in capsys.readouterr().out

@@ -195,6 +195,12 @@ def _state_word(ray_state: str, queue: str | None) -> str:
     return "queued" if ray_state == "suspended" and queue else ray_state
 
 
+def _reason(cluster: Cluster) -> str | None:
+    """``why_pending()`` as plain text (yaml does not take its str subclass)."""
+    reason = cluster.why_pending()
+    return str(reason) if reason else None
+
+
 def _summary(cluster: Cluster) -> dict[str, Any]:
     from codeflare.sdk.status import CodeFlareClusterStatus
 
@@ -204,7 +210,7 @@ def _summary(cluster: Cluster) -> dict[str, Any]:
         "namespace": cluster.namespace,
         "kind": "AppWrapper" if cluster.config.appwrapper else "RayCluster",
         "status": state.name.lower(),
-        "reason": cluster.why_pending() if state == CodeFlareClusterStatus.QUEUED else None,
+        "reason": _reason(cluster) if state == CodeFlareClusterStatus.QUEUED else None,
         "queue": cluster.config.local_queue,
         "workers": cluster.config.num_workers,
         "dashboard": cluster.cluster_dashboard_uri() if state == CodeFlareClusterStatus.READY else None,

@@ -141,7 +141,7 @@ def _summary(job: RayJob) -> dict[str, Any]:
         "cluster": status.cluster,
         "job_id": status.job_id,
         "message": status.message,
-        "reason": job.why_pending() if queued else None,
+        "reason": str(job.why_pending() or "") or None if queued else None,  # plain text for yaml
     }
 
 

@@ -329,7 +329,7 @@ def list_all_queued(namespace: str | None = None, client: Client | None = None) 
                 "namespace": wl["metadata"].get("namespace"),
                 "queue": (wl.get("spec") or {}).get("queueName"),
                 "workload": wl["metadata"]["name"],
-                "reason": reason,
+                "reason": str(reason),  # plain text (yaml and friends do not take str subclasses)
                 "reason_code": reason.reason,
                 "message": reason.message,
                 "position_in_cluster_queue": reason.position.cluster_queue if reason.position else None,
