@@ -18,6 +18,7 @@ from codeflare.api.kueue import FlavorQuota
 from codeflare.api.kueue_validation import cohort_errors
 from codeflare.kube import config, kinds
 from codeflare.kube.client import Kube
+from codeflare.operator.config import ConfigError, OperatorConfig
 from codeflare.sdk import Client, create_cohort
 from tests.support.apiserver import ServerProcess
 from tests.support.control_plane import (
@@ -244,3 +245,24 @@ def test_cohort_webhook_rules_follow_kueues() -> None:
     negative = cohort("w")
     negative["spec"]["fairSharing"] = {"weight": "-1"}
     assert [e.field for e in cohort_errors(negative)] == ["spec.fairSharing.weight"]
+
+
+def test_fair_sharing_configuration_mirrors_kueues() -> None:
+    # Kueue's Configuration fairSharing: off by default, its two strategies in this order
+    default = OperatorConfig.default().queueing.fair_sharing
+    assert not default.enable
+    assert default.preemption_strategies == ("LessThanOrEqualToFinalShare", "LessThanInitialShare")
+    one = OperatorConfig.from_yaml(
+        "queueing:\n  fairSharing:\n    preemptionStrategies: [LessThanInitialShare]\n"
+    )
+    assert one.queueing.fair_sharing.preemption_strategies == ("LessThanInitialShare",)
+    # pkg/config/validation.go accepts only these lists
+    with pytest.raises(
+        ConfigError, match=r"queueing\.fairSharing\.preemptionStrategies: must be one of the lists"
+    ):
+        OperatorConfig.from_yaml(
+            "queueing:\n  fairSharing:\n"
+            "    preemptionStrategies: [LessThanInitialShare, LessThanOrEqualToFinalShare]\n"
+        )
+    with pytest.raises(ConfigError, match=r"preemptionStrategies\[0\]"):
+        OperatorConfig.from_yaml("queueing:\n  fairSharing:\n    preemptionStrategies: [Bogus]\n")

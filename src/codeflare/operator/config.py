@@ -285,27 +285,25 @@ _STRATEGY_LISTS: tuple[tuple[FairSharingStrategy, ...], ...] = (
 )
 
 
+def _as_tuple(value: Any) -> Any:
+    return tuple(value) if isinstance(value, list) else value
+
+
+def _kueue_combination(value: tuple[str, ...]) -> tuple[str, ...]:
+    if value not in _STRATEGY_LISTS:
+        allowed = "; ".join(", ".join(s) for s in _STRATEGY_LISTS)
+        raise PydanticCustomError("strategies", "must be one of the lists [{allowed}]", {"allowed": allowed})
+    return value
+
+
 class FairSharingConfig(_Section):
     """Kueue Configuration's ``fairSharing``: admission ordered by dominant resource share within
     cohort trees, and preemption by share (off by default, as in Kueue)."""
 
     enable: bool = False
-    preemption_strategies: tuple[FairSharingStrategy, ...] = _STRATEGY_LISTS[2]
-
-    @field_validator("preemption_strategies", mode="before")
-    @classmethod
-    def _as_tuple(cls, value: Any) -> Any:
-        return tuple(value) if isinstance(value, list) else value
-
-    @field_validator("preemption_strategies")
-    @classmethod
-    def _kueue_combination(cls, value: tuple[str, ...]) -> tuple[str, ...]:
-        if value not in _STRATEGY_LISTS:
-            allowed = "; ".join(", ".join(s) for s in _STRATEGY_LISTS)
-            raise PydanticCustomError(
-                "strategies", "must be one of the lists [{allowed}]", {"allowed": allowed}
-            )
-        return value
+    preemption_strategies: Annotated[
+        tuple[FairSharingStrategy, ...], BeforeValidator(_as_tuple), AfterValidator(_kueue_combination)
+    ] = _STRATEGY_LISTS[2]
 
 
 class QueueingConfig(_Section):

@@ -133,8 +133,6 @@ class AdmissionEngine:
         """Add or replace a Cohort object (parent, quota, fair-sharing weight)."""
         self._set_cohort(cohort.name, cohort)
 
-    update_cohort = add_cohort
-
     def remove_cohort(self, name: str) -> None:
         """Remove a Cohort object; queues naming it keep an implicit cohort of that name."""
         self._set_cohort(name, None)
@@ -276,11 +274,6 @@ class AdmissionEngine:
         """Fair sharing's ``weightedShare`` of every ClusterQueue and Cohort object, as usage
         stands (Kueue's ``status.fairSharing``); by name, ClusterQueues then Cohorts."""
         return weighted_shares(self.state.cache.book)
-
-    def cohort_cycle(self, cluster_queue: str) -> str | None:
-        """Why a ClusterQueue's cohort tree is unusable (it has a cycle), or None."""
-        compiled = self.state.cache.book.queues.get(cluster_queue)
-        return compiled.cycle if compiled is not None else None
 
     def cohort_cycles(self) -> dict[str, str]:
         """Cohorts in (or under) a cycle of parents, with the cycle: they and their queues admit
