@@ -439,27 +439,37 @@ class ResourceRegistry:
 
     def __init__(self, resources: Iterable[ResourceType] = ()) -> None:
         self._by_gvr: dict[tuple[str, str, str], ResourceType] = {}
+        self._by_storage_key: dict[str, list[ResourceType]] | None = None  # built on first use
         for res in resources:
             self.add(res)
 
     def add(self, res: ResourceType) -> None:
         self._by_gvr[(res.group, res.version, res.plural)] = res
+        self._by_storage_key = None
 
     def remove_crd(self, group: str, plural: str) -> None:
         """Forget every version of a custom resource."""
         for key in [k for k, r in self._by_gvr.items() if r.custom and k[0] == group and k[2] == plural]:
             del self._by_gvr[key]
+        self._by_storage_key = None
 
     def get(self, group: str, version: str, plural: str) -> ResourceType | None:
         return self._by_gvr.get((group, version, plural))
 
     def by_key(self, key: str) -> list[ResourceType]:
-        return [r for r in self._by_gvr.values() if r.key == key]
+        """Every served version of the resource stored under ``key`` (a lookup on each admitted
+        write: indexed, where a scan of every resource was 3% of the server's time)."""
+        if self._by_storage_key is None:
+            index: dict[str, list[ResourceType]] = {}
+            for res in self._by_gvr.values():
+                index.setdefault(res.key, []).append(res)
+            self._by_storage_key = index
+        return list(self._by_storage_key.get(key, ()))
 
     def storage_type(self, key: str) -> ResourceType | None:
         """The served version that objects with storage key ``key`` are stored at."""
-        for res in self._by_gvr.values():
-            if res.key == key and res.version == res.storage_version:
+        for res in self.by_key(key):
+            if res.version == res.storage_version:
                 return res
         return None
 
