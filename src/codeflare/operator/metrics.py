@@ -8,13 +8,13 @@ prove that *nothing happened* without sleeping: ``codeflare_reconcile_total{cont
 (pkg/metrics/metrics.go), from the counts the queue-status reporter hands over (:class:`KueueCounts`):
 ``kueue_pending_workloads{cluster_queue,status}``, ``kueue_admitted_active_workloads``, their
 ``kueue_local_queue_*`` twins, and 0.19's ``kueue_unadmitted_workloads{cluster_queue,reason,
-underlying_cause}`` and ``kueue_local_queue_unadmitted_workloads``. Served as Prometheus text by
-:mod:`probes`. Nothing here decides.
+underlying_cause}`` and ``kueue_local_queue_unadmitted_workloads``; counted when scraped, not at
+every change. Served as Prometheus text by :mod:`probes`. Nothing here decides.
 """
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Iterator
+from collections.abc import Callable, Hashable, Iterator
 from dataclasses import dataclass, field
 from functools import partial
 from typing import Any, Protocol
@@ -141,14 +141,14 @@ class KueueCounts:
 
 
 class _KueueCollector(Collector):
-    """Kueue's queue gauges from the last :class:`KueueCounts` (series of gone queues vanish)."""
+    """Kueue's queue gauges, counted by ``source`` at each scrape (series of gone queues vanish)."""
 
     def __init__(self) -> None:
-        self.counts = KueueCounts()
+        self.source: Callable[[], KueueCounts] = KueueCounts
         self.replica_role = "standalone"  # Kueue's value without leader election; "leader" with it
 
     def collect(self) -> Iterator[GaugeMetricFamily]:
-        counts, role = self.counts, self.replica_role
+        counts, role = self.source(), self.replica_role
         families: list[tuple[str, str, list[str], dict[tuple[str, ...], int]]] = [
             ("kueue_pending_workloads", "The number of pending workloads, per 'cluster_queue' and 'status' "
              "(active: in the admission queue; inadmissible: an admission attempt failed).",
@@ -213,12 +213,10 @@ class OperatorMetrics:
         self.registry.register(self._reconciles)
         self.registry.register(self._kueue)
 
-    def report_kueue_counts(self, counts: KueueCounts, replica_role: str | None = None) -> None:
-        """Serve ``counts`` as Kueue's queue gauges from now on (``replica_role``: "leader" or
-        "standalone", kept when None)."""
-        self._kueue.counts = counts
-        if replica_role is not None:
-            self._kueue.replica_role = replica_role
+    def count_kueue_workloads(self, source: Callable[[], KueueCounts], replica_role: str) -> None:
+        """Serve what ``source`` counts at each scrape as Kueue's queue gauges (``replica_role``:
+        "leader" or "standalone")."""
+        self._kueue.source, self._kueue.replica_role = source, replica_role
 
     def reconciled(self, controller: str) -> None:
         """Count one completed reconcile pass of ``controller``."""

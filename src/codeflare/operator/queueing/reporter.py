@@ -6,7 +6,8 @@ LocalQueue caches; :func:`kueue_counts` counts them as Kueue's queue gauges do (
 inadmissible, admitted, unadmitted by reason and underlying cause). :class:`QueueStatusReporter`
 writes the statuses computed by :mod:`status` (only where they changed; ClusterQueue usage comes
 from the engine, which charges admissions before they are written), the ``resource-in-use``
-finalizers decided by :mod:`finalizers`, and sets the ``codeflare_workloads`` and Kueue gauges.
+finalizers decided by :mod:`finalizers`, and sets the ``codeflare_workloads`` gauges; Kueue's are
+counted by :meth:`QueueStatusReporter.kueue_counts` when scraped.
 It decides no admission and writes no Workload.
 """
 
@@ -127,6 +128,20 @@ class QueueStatusReporter:
         self.ctx = ctx
         self.state = state
         self._reported: tuple[int, dict[str, dict[FlavorResource, Quantity]]] | None = None  # last written
+        role = "leader" if ctx.config.leader_election.leader_elect else "standalone"
+        ctx.metrics.count_kueue_workloads(self.kueue_counts, role)
+
+    def kueue_counts(self) -> KueueCounts:
+        """Kueue's gauges from the caches and the engine now (called when metrics are scraped)."""
+        informers = self.state.informers
+        if kinds.WORKLOAD not in informers or kinds.LOCAL_QUEUE not in informers:
+            return KueueCounts()
+        cluster_queue_of = {
+            ref: str((lq.get("spec") or {}).get("clusterQueue", ""))
+            for ref, lq in informers[kinds.LOCAL_QUEUE].cache.items()
+        }
+        workloads = list(informers[kinds.WORKLOAD].cache.values())
+        return kueue_counts(workloads, cluster_queue_of, self._reason_code, self.state.stopped_local_queues)
 
     async def write(self) -> None:
         """Recompute and write queue status, unless no event and no admission changed anything
@@ -148,10 +163,6 @@ class QueueStatusReporter:
         }
         workloads = list(informers[kinds.WORKLOAD].cache.values())
         counts = count_workloads(workloads, cluster_queue_of, self.state.stopped_local_queues)
-        self.ctx.metrics.report_kueue_counts(
-            kueue_counts(workloads, cluster_queue_of, self._reason_code, self.state.stopped_local_queues),
-            "leader" if self.ctx.config.leader_election.leader_elect else "standalone",
-        )
         now = format_rfc3339(self.ctx.clock())
         flavors = [name for _, name in informers[kinds.RESOURCE_FLAVOR].cache]
         for (_, name), cq in list(informers[kinds.CLUSTER_QUEUE].cache.items()):

@@ -59,7 +59,7 @@ def test_served_under_kueues_names_and_labels() -> None:
     metrics = OperatorMetrics()
     workloads = [wl("a", "lq"), wl("d", "lq", "cq")]
     counts = kueue_counts(workloads, {("ns", "lq"): "cq"}, lambda *_: "WaitingForQuota")
-    metrics.report_kueue_counts(counts, "leader")
+    metrics.count_kueue_workloads(lambda: counts, "leader")
     samples = {
         (s.name, tuple(sorted(s.labels.items()))): s.value
         for family in text_string_to_metric_families(metrics.render().decode())
@@ -81,5 +81,5 @@ def test_served_under_kueues_names_and_labels() -> None:
         cause,
     )
     assert samples[("kueue_local_queue_unadmitted_workloads", lq)] == 1
-    metrics.report_kueue_counts(kueue_counts([], {}, lambda *_: ""))
+    metrics.count_kueue_workloads(lambda: kueue_counts([], {}, lambda *_: ""), "leader")
     assert "kueue_pending_workloads{" not in metrics.render().decode()  # a queue's series go with it
