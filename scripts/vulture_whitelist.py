@@ -103,3 +103,10 @@ _instance_attributes  # this file's own holder of the lines above
 from codeflare.operator.queueing import reason_codes  # noqa: E402
 
 reason_codes.legacy_reason
+
+# Ray's KubeRay provider module globals, set by codeflare.local.agent.autoscaler_launch in its own
+# process and read inside Ray's autoscaler (the token path, the monitor's own address).
+from ray.autoscaler._private.kuberay import node_provider, run_autoscaler  # noqa: E402
+
+node_provider.IN_CLUSTER_TOKEN_PATH
+run_autoscaler.get_node_ip_address

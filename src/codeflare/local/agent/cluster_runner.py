@@ -333,17 +333,19 @@ class LocalRayCluster:
     def scale_group(
         self, group: str, replicas: int, template: NodeTemplate, workers_to_delete: list[str] | None = None
     ) -> list[RayNode]:
-        """Start or stop workers so ``group`` has ``replicas``; named ones go first when shrinking,
-        then the newest. Returns the workers started."""
+        """Start or stop workers so ``group`` has ``replicas``: the named ones (KubeRay's
+        ``workersToDelete``) go whatever the count, as KubeRay deletes exactly those; then the
+        newest go, or new ones start. Returns the workers started."""
         if replicas < 0:
             raise ValueError(f"replicas {replicas}: must not be negative")
+        named = set(workers_to_delete or [])
+        for node in [n for n in self.workers(group) if n.name in named]:
+            self.remove_worker(node.name)
         current = self.workers(group)
         excess = len(current) - replicas
         if excess > 0:
-            named = [n for n in current if n.name in set(workers_to_delete or [])]
-            others = [n for n in current if n not in named]
-            newest = sorted(others, key=lambda n: n.handle.start_order, reverse=True)
-            for node in (named + newest)[:excess]:
+            newest = sorted(current, key=lambda n: n.handle.start_order, reverse=True)
+            for node in newest[:excess]:
                 self.remove_worker(node.name)
             return []
         return [self.add_worker(group, template) for _ in range(-excess)]

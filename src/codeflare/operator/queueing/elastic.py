@@ -52,6 +52,8 @@ log = logging.getLogger(__name__)
 
 #: The Finished reason of a slice another one replaced (Kueue's WorkloadSliceReplaced).
 SLICE_REPLACED = "WorkloadSliceReplaced"
+#: Ours: the Finished reason of a pending slice whose growth the job no longer asks for.
+SLICE_DROPPED = "WorkloadSliceDropped"
 _SLICE_SUFFIX = re.compile(r"-s[0-9a-f]{5}$")  # what slice_manifest appends to the first slice's name
 
 
@@ -111,7 +113,7 @@ class Step(enum.Enum):
     SCALE_DOWN = "write the smaller counts into the admitted slice"
     SCALE_UP = "create a slice with the new counts"
     RESIZE_SLICE = "follow the new counts in the pending slice"
-    DROP_SLICE = "delete the pending slice: no growth is wanted any more"
+    DROP_SLICE = "finish the pending slice: no growth is wanted any more"
 
 
 @dataclasses.dataclass(frozen=True)
@@ -260,9 +262,26 @@ class ElasticSlices:
         return True
 
     async def _drop(self, pending: Obj) -> None:
+        """Finish a pending slice no longer wanted (the operator may not delete Workloads; a
+        finished one holds no quota and its job's owner reference collects it with the job)."""
         meta = pending["metadata"]
-        with contextlib.suppress(errors.NotFound):
-            await self.kube.delete(kinds.WORKLOAD, meta["name"], meta.get("namespace"))
+        await self._finish(pending, SLICE_DROPPED, "the job no longer asks for this growth")
+        log.info("Workload slice %s/%s dropped", meta.get("namespace"), meta["name"])
+
+    async def _finish(self, workload: Obj, reason: str, message: str) -> None:
+        meta = workload["metadata"]
+        now = format_rfc3339(self.clock())
+
+        def finished(cur: Obj) -> Obj | None:
+            if _finished(cur):
+                return None
+            status = dict(cur.get("status") or {})
+            conds = conditions_of(cur)
+            set_condition(conds, "Finished", "True", reason, message, now)
+            status["conditions"] = conds
+            return status
+
+        await self.write_status(workload_key(meta.get("namespace", ""), meta["name"]), finished)
 
     async def _scale_down(self, admitted: Obj, pod_sets: list[Obj]) -> None:
         meta = admitted["metadata"]
@@ -281,11 +300,11 @@ class ElasticSlices:
 
         # usage first (the quota is released), then the pod sets (what the slice asks for)
         await self.write_status(key, lowered)
-        body = {"spec": {"podSets": pod_sets}}
-        await self.kube.patch(kinds.WORKLOAD, meta["name"], body, meta.get("namespace"))
+        resized: Obj = {"spec": {"podSets": pod_sets}}
+        await self.kube.patch(kinds.WORKLOAD, meta["name"], resized, meta.get("namespace"))
 
     async def _swap(self, old: Obj, new: Obj) -> None:
-        new_meta, old_meta = new["metadata"], old["metadata"]
+        new_meta = new["metadata"]
         old_admission = (old.get("status") or {}).get("admission") or {}
         wanted = spec_counts((new.get("spec") or {}).get("podSets") or [])
         if admitted_counts(new) != wanted:
@@ -299,16 +318,4 @@ class ElasticSlices:
                 return status
 
             await self.write_status(workload_key(new_meta.get("namespace", ""), new_meta["name"]), completed)
-        now = format_rfc3339(self.clock())
-        message = f"replaced by Workload slice {new_meta['name']}"
-
-        def finished(cur: Obj) -> Obj | None:
-            if _finished(cur):
-                return None
-            status = dict(cur.get("status") or {})
-            conds = conditions_of(cur)
-            set_condition(conds, "Finished", "True", SLICE_REPLACED, message, now)
-            status["conditions"] = conds
-            return status
-
-        await self.write_status(workload_key(old_meta.get("namespace", ""), old_meta["name"]), finished)
+        await self._finish(old, SLICE_REPLACED, f"replaced by Workload slice {new_meta['name']}")
