@@ -74,6 +74,20 @@ def cluster_queue(name: str, *flavors: Obj, selector: Obj | None = None, **spec:
     return {"apiVersion": KUEUE, "kind": "ClusterQueue", "metadata": {"name": name}, "spec": body}
 
 
+def cohort(name: str, *flavors: Obj, parent: str | None = None, weight: str | None = None) -> Obj:
+    """``MakeCohort(name).Parent(parent).ResourceGroup(flavors...).FairWeight(weight)``."""
+    spec: Obj = {}
+    if parent:
+        spec["parentName"] = parent
+    if flavors:
+        spec["resourceGroups"] = [
+            {"coveredResources": [r["name"] for r in flavors[0]["resources"]], "flavors": list(flavors)}
+        ]
+    if weight is not None:
+        spec["fairSharing"] = {"weight": weight}
+    return {"apiVersion": KUEUE, "kind": "Cohort", "metadata": {"name": name}, "spec": spec}
+
+
 def local_queue(name: str, cq: str, stop: str | None = None) -> Obj:
     spec: Obj = {"clusterQueue": cq}
     if stop:

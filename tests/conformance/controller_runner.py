@@ -36,6 +36,7 @@ PLURALS = {
     "LocalQueue": "localqueues",
     "Workload": "workloads",
     "WorkloadPriorityClass": "workloadpriorityclasses",
+    "Cohort": "cohorts",
 }
 NAMESPACED = {"LocalQueue", "Workload"}
 TIMEOUT = 20.0
@@ -75,7 +76,9 @@ class CaseRun:
         return out
 
     def _rename_spec(self, kind: str, spec: Obj) -> None:
-        if kind == "ClusterQueue":
+        if kind == "Cohort" and spec.get("parentName"):
+            spec["parentName"] = self.name(spec["parentName"])
+        if kind in ("ClusterQueue", "Cohort"):
             if spec.get("cohort"):
                 spec["cohort"] = self.name(spec["cohort"])
             for group in spec.get("resourceGroups") or []:

@@ -1,0 +1,155 @@
+"""Kueue v0.14.8 test/integration/singlecluster/scheduler/fairsharing/fair_sharing_test.go, as data.
+
+These run against an operator with ``queueing.fairSharing.enable`` (Kueue's suite starts its
+manager with fair sharing on), so they have their own registry and control plane
+(``test_fairsharing_controllers.py``). Kueue's ``ExpectClusterQueueWeightedShareMetric`` is
+checked on ``status.fairSharing.weightedShare``, which the operator writes with the same value.
+"""
+
+from __future__ import annotations
+
+from tests.conformance.controller_dsl import (
+    Case,
+    Step,
+    admitted,
+    cluster_queue,
+    cohort,
+    counts,
+    create,
+    finish,
+    flavor,
+    local_queue,
+    next_second,
+    pending,
+    quotas,
+    spec_is,
+    workload,
+)
+
+F = "fair_sharing_test.go"
+FAIR_CASES: dict[str, Case] = {}
+DEFAULT = flavor("default")
+RECLAIM = {"reclaimWithinCohort": "Any", "withinClusterQueue": "LowerPriority"}
+
+
+def _case(key: str, objects: tuple, *steps: Step, differs: str = "") -> None:  # type: ignore[type-arg]
+    FAIR_CASES[f"{F}: {key}"] = Case(F, objects, steps, differs)
+
+
+def share(cq: str, value: int, kind: str = "ClusterQueue") -> Step:
+    return spec_is(kind, cq, "status.fairSharing.weightedShare", value)
+
+
+def queues(*specs: tuple[str, str, dict | None], cohort_name: str = "all") -> tuple[dict, ...]:  # type: ignore[type-arg]
+    out: list[dict] = [DEFAULT]  # type: ignore[type-arg]
+    for name, cpu, preemption in specs:
+        out.append(cluster_queue(name, quotas("default", cpu=cpu), cohort=cohort_name, preemption=preemption))
+        out.append(local_queue(name, name))
+    return tuple(out)
+
+
+def one_cpu(names: str, queue: str) -> tuple[dict, ...]:  # type: ignore[type-arg]
+    return tuple(workload(name, queue, cpu="1") for name in names.split())
+
+
+_case(
+    "Preemption is disabled / Admits workloads respecting fair share",
+    queues(("a", "3", None), ("b", "1", None), ("shared", "4", None)),
+    create(*one_cpu("a0 a1 a2 a3 a4 a5 a6 a7 a8 a9", "a")),
+    admitted("a", "a0", "a1", "a2", "a3", "a4", "a5", "a6", "a7"),
+    pending("a8", "a9"),
+    share("a", 625),
+    share("b", 0),
+    share("shared", 0),
+    next_second(),
+    create(*one_cpu("b0 b1 b2 b3 b4", "b")),
+    pending("b0", "b1", "b2", "b3", "b4"),
+    counts("b", 5, 0),
+    # the freed CPUs go to the queue whose share after admission is lower, one at a time
+    finish("a0"),
+    admitted("b", "b0"),
+    finish("a1"),
+    admitted("b", "b1"),
+    finish("a2"),
+    admitted("b", "b2"),
+    finish("a3"),
+    admitted("a", "a8"),
+    counts("a", 1, 5),
+    counts("b", 2, 3),
+    share("a", 250),
+    share("b", 250),
+    finish("a4"),
+    admitted("a", "a9"),
+    finish("a5"),
+    admitted("b", "b3"),
+    counts("a", 0, 4),
+    counts("b", 1, 4),
+    share("a", 125),
+    share("b", 375),
+    share("shared", 0),
+    differs="Kueue finishes 4 (then 2) running workloads of cqA at once (FinishRunningWorkloadsInCQ) and "
+    "checks the totals; we finish them one at a time and check each admission, which gives those totals "
+    "(1 from cqA and 3 from cqB, then 1 and 1) in the order the shares decide.",
+)
+_case(
+    "Preemption is disabled / Shouldn't reserve quota because not enough resources",
+    queues(("a", "3", None), ("b", "1", None), ("shared", "4", None)),
+    create(workload("big", "a", cpu="10")),
+    pending("big", message="8"),
+    differs="Kueue's message names the flavor assigner's arithmetic (maximum capacity (8)); ours says the "
+    "same numbers in the engine's words, so only the reason and the maximum are compared.",
+)
+_case(
+    "Preemption is enabled / Admits workloads respecting fair share",
+    queues(("a", "3", RECLAIM), ("b", "3", RECLAIM), ("c", "3", RECLAIM)),
+    create(*one_cpu("a0 a1 a2 a3 a4 a5 a6 a7 a8 a9", "a")),
+    counts("a", 1, 9),
+    share("a", 667),
+    share("b", 0),
+    share("c", 0),
+    create(*one_cpu("b0 b1 b2 b3 b4", "b")),
+    # b reclaims its nominal quota, then stops where taking more would leave it above a's share
+    counts("b", 1, 4),
+    counts("a", 5, 5),
+    share("a", 223),
+    share("b", 112),
+    share("c", 0),
+    create(workload("c0", "c", cpu="1")),
+    admitted("c", "c0"),
+    counts("a", 6, 4),
+    share("a", 112),
+    share("b", 112),
+    share("c", 0),
+    differs="Kueue's test completes the evictions itself (FinishEvictionOfWorkloadsInCQ, no job controller); "
+    "our operator evicts and requeues the preempted Workloads, so the evicted ones count as pending.",
+)
+# root > first-left > (second-left > cqL, second-right > cqR); root > first-right > bank (10 CPUs)
+_case(
+    "using hierarchical cohorts / admits workloads respecting fair share",
+    (
+        DEFAULT,
+        cohort("first-left", parent="root"),
+        cohort("first-right", parent="root"),
+        cohort("second-left", parent="first-left"),
+        cohort("second-right", parent="first-left"),
+        cohort("bank", quotas("default", cpu="10"), parent="first-right"),
+        cluster_queue("second-left", quotas("default", cpu="2"), cohort="second-left"),
+        cluster_queue("second-right", quotas("default", cpu="2"), cohort="second-right"),
+        local_queue("second-left", "second-left"),
+        local_queue("second-right", "second-right"),
+    ),
+    share("first-left", 0, kind="Cohort"),
+    share("first-right", 0, kind="Cohort"),
+    share("bank", 0, kind="Cohort"),
+    create(*one_cpu("l0 l1 l2 l3 l4", "second-left")),
+    create(*one_cpu("r0 r1 r2 r3 r4", "second-right")),
+    counts("second-left", 0, 5),
+    counts("second-right", 0, 5),
+    share("first-left", 429, kind="Cohort"),
+    share("first-right", 0, kind="Cohort"),
+    share("second-left", 215, kind="Cohort"),
+    share("second-right", 215, kind="Cohort"),
+    share("bank", 0, kind="Cohort"),
+    differs="Kueue creates the workloads alternating between the queues; we create left's five, then "
+    "right's (all ten fit either way).",
+)
