@@ -76,21 +76,31 @@ class ConversionError(ValueError):
 Obj = dict[str, Any]
 
 
-def convert(obj: Obj, api_version: str) -> Obj:
-    """A copy of ``obj`` at ``api_version`` (``kueue.x-k8s.io/v1beta1`` or ``/v1beta2``)."""
+def convert(obj: Obj, api_version: str, *, in_place: bool = False) -> Obj:
+    """``obj`` at ``api_version`` (``kueue.x-k8s.io/v1beta1`` or ``/v1beta2``): a copy, or ``obj``
+    itself changed when ``in_place`` (for objects the caller owns, e.g. a review just parsed)."""
     source = obj.get("apiVersion")
     if source not in (V1BETA1, V1BETA2):
         raise ConversionError(f"apiVersion {source!r} is not {V1BETA1} or {V1BETA2}")
-    if api_version == V1BETA2:
-        return to_v1beta2(obj) if source == V1BETA1 else copy.deepcopy(obj)
-    if api_version == V1BETA1:
-        return to_v1beta1(obj) if source == V1BETA2 else copy.deepcopy(obj)
-    raise ConversionError(f"cannot convert to {api_version!r}: only {V1BETA1} and {V1BETA2} are served")
+    if api_version not in (V1BETA1, V1BETA2):
+        raise ConversionError(f"cannot convert to {api_version!r}: only {V1BETA1} and {V1BETA2} are served")
+    out = obj if in_place else copy.deepcopy(obj)
+    if source == api_version:
+        return out
+    return _up(out) if api_version == V1BETA2 else _down(out)
 
 
 def to_v1beta2(obj: Obj) -> Obj:
     """A v1beta1 object as v1beta2 (the fields kept by :func:`to_v1beta1`'s annotation restored)."""
-    out = copy.deepcopy(obj)
+    return _up(copy.deepcopy(obj))
+
+
+def to_v1beta1(obj: Obj) -> Obj:
+    """A v1beta2 object as v1beta1; v1beta2-only fields go into :data:`PRESERVED_ANNOTATION`."""
+    return _down(copy.deepcopy(obj))
+
+
+def _up(out: Obj) -> Obj:
     out["apiVersion"] = V1BETA2
     kind = str(out.get("kind", ""))
     for path in V1BETA1_DROPPED.get(kind, ()):
@@ -100,9 +110,7 @@ def to_v1beta2(obj: Obj) -> Obj:
     return out
 
 
-def to_v1beta1(obj: Obj) -> Obj:
-    """A v1beta2 object as v1beta1; v1beta2-only fields go into :data:`PRESERVED_ANNOTATION`."""
-    out = copy.deepcopy(obj)
+def _down(out: Obj) -> Obj:
     out["apiVersion"] = V1BETA1
     kind = str(out.get("kind", ""))
     kept = {

@@ -16,7 +16,6 @@ business; migrating stored objects is :mod:`storage_migration`'s.
 from __future__ import annotations
 
 import http.client
-import json
 import socket
 import ssl
 import uuid
@@ -25,7 +24,9 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from codeflare.apiserver import errors, webhook_endpoints
+from codeflare.apiserver.storage import codec
 from codeflare.apiserver.storage.store import ObjectStore
+from codeflare.k8s import bulkjson
 from codeflare.k8s.schema.field import ErrorType, FieldError
 
 REVIEW_VERSIONS = ("v1", "v1beta1")  # ConversionReview versions kube-apiserver speaks, preferred first
@@ -186,14 +187,13 @@ class Converter:
     def _review(self, hook: ConversionWebhook, objs: list[dict[str, Any]], api_version: str) -> list[Any]:
         uid = str(uuid.uuid4())
         review_api = f"apiextensions.k8s.io/{hook.review_version}"
-        body = json.dumps(
+        body = codec.dumps_bytes(
             {
                 "apiVersion": review_api,
                 "kind": "ConversionReview",
                 "request": {"uid": uid, "desiredAPIVersion": api_version, "objects": objs},
-            },
-            separators=(",", ":"),
-        ).encode()
+            }
+        )
         review = self._post(hook, body)
         answer = review.get("response") if isinstance(review, dict) else None
         if not isinstance(answer, dict):
@@ -233,7 +233,7 @@ class Converter:
         if resp.status != 200:
             raise ConversionFailed(f"the server responded with status {resp.status}: {raw[:200]!r}")
         try:
-            return json.loads(raw)
+            return bulkjson.loads(raw)  # a whole list page: parsed with the GC paused
         except ValueError as exc:
             raise ConversionFailed(f"the response is not JSON: {exc}") from exc
 

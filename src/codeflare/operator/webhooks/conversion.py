@@ -35,7 +35,8 @@ def conversion_response(review: Any) -> Obj:
     desired = str(request.get("desiredAPIVersion", ""))
     response: Obj = {"uid": request.get("uid", "")}
     try:
-        converted = [convert(_object(obj), desired) for obj in request["objects"]]
+        # the objects were parsed for this review alone: converted in place, no copies
+        converted = [convert(_object(obj), desired, in_place=True) for obj in request["objects"]]
     except ConversionError as exc:
         response["result"] = {"status": "Failed", "message": str(exc)}
     else:

@@ -28,6 +28,7 @@ from typing import Any
 
 from aiohttp import web
 
+from codeflare.k8s import bulkjson
 from codeflare.k8s.constants import MANAGED_BY_LABEL, OPERATOR_NAME
 from codeflare.k8s.files import write_private, write_public
 from codeflare.k8s.types import Obj
@@ -49,6 +50,7 @@ from codeflare.operator.webhooks.admission import (
 log = logging.getLogger(__name__)
 
 CONFIGURATION_NAME = "codeflare-operator"
+CONVERSION_BODY_LIMIT = 512 * 1024 * 1024
 PART_OF_LABEL, PART_OF = "app.kubernetes.io/part-of", "codeflare"  # what deploy/crds labels our CRDs with
 FIELD_MANAGER = "codeflare-webhooks"
 SUBJECT_ACCESS_REVIEW = Kind(
@@ -301,7 +303,9 @@ class WebhookServer:
 
     async def start(self, host: str, port: int) -> int:
         """Listen on ``host:port`` (0: any free port); returns the port."""
-        app = web.Application(client_max_size=8 * 1024 * 1024)
+        # A ConversionReview carries a whole list page (10,000 Workloads are ~8 MB), so the limit
+        # is far above an AdmissionReview's few kB.
+        app = web.Application(client_max_size=CONVERSION_BODY_LIMIT)
         for endpoint in ENDPOINTS:
             app.router.add_post(endpoint.path, self._handler(endpoint))
         app.router.add_post(conversion.CONVERT_PATH, self._convert)
@@ -320,14 +324,15 @@ class WebhookServer:
             await self._runner.cleanup()
 
     async def _convert(self, request: web.Request) -> web.Response:
+        # a review may carry a whole list page (10,000 objects): bulkjson both ways
         try:
-            answer = conversion.conversion_response(await request.json())
-        except (ValueError, json.JSONDecodeError) as exc:
+            answer = conversion.conversion_response(bulkjson.loads(await request.read()))
+        except ValueError as exc:  # orjson.JSONDecodeError and ReviewError are ValueErrors
             return web.json_response({"message": str(exc)}, status=400)
         result = answer["response"]["result"]
         if result["status"] != "Success":
             log.warning("conversion refused: %s", result.get("message"))
-        return web.json_response(answer)
+        return web.Response(body=bulkjson.dumps(answer), content_type="application/json")
 
     def _handler(self, endpoint: Endpoint) -> Callable[[web.Request], Any]:
         async def handle(request: web.Request) -> web.Response:
