@@ -215,6 +215,14 @@ def test_a_broken_annotation_loses_the_fields_only() -> None:
     assert to_v1beta2(seen)["metadata"]["annotations"] == {"keep": "me"}
 
 
+def test_in_place_converts_the_callers_object_itself() -> None:
+    obj = _obj("ClusterQueue", V1BETA1, spec={"cohort": "c"})
+    assert convert(obj, V1BETA2, in_place=True) is obj
+    assert obj == _obj("ClusterQueue", V1BETA2, spec={"cohortName": "c"})
+    same = _obj("LocalQueue", V1BETA2)
+    assert convert(same, V1BETA2) == same and convert(same, V1BETA2) is not same
+
+
 def test_unknown_versions_are_refused() -> None:
     with pytest.raises(ConversionError, match="v1alpha1"):
         convert(_obj("ClusterQueue", "kueue.x-k8s.io/v1alpha1"), V1BETA2)
