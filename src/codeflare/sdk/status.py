@@ -146,7 +146,7 @@ class QueuePositions:
         return found, note, cluster_queue
 
     def _ask(self, namespace: str, local_queue: str) -> tuple[dict[str, QueuePosition], str, str]:
-        from codeflare.kube import errors, kinds
+        from codeflare.kube import errors
 
         note = ""
         for version in VISIBILITY_VERSIONS:
@@ -154,7 +154,6 @@ class QueuePositions:
                     f"{local_queue}/pendingworkloads")  # fmt: skip
             try:
                 answer = self.kube.get_raw(path)
-                queue = self.kube.find(kinds.LOCAL_QUEUE, local_queue, namespace) or {}
             except errors.NotFound:
                 note = f"{VISIBILITY_GROUP} is not served here, or does not know LocalQueue {local_queue}"
                 continue
@@ -168,8 +167,21 @@ class QueuePositions:
                 )
                 for item in answer.get("items") or []
             }
-            return positions, "", str((queue.get("spec") or {}).get("clusterQueue", ""))
+            return positions, "", self._cluster_queue(namespace, local_queue)
         return {}, note, ""
+
+    def _cluster_queue(self, namespace: str, local_queue: str) -> str:
+        """The LocalQueue's ClusterQueue ("" when it cannot be read), at either Kueue version."""
+        from codeflare.kube import errors, kinds
+
+        for version in ("v1beta2", "v1beta1"):
+            try:
+                found = self.kube.find(kinds.LOCAL_QUEUE.at_version(version), local_queue, namespace)
+            except errors.KubeError:
+                continue
+            if found is not None:
+                return str((found.get("spec") or {}).get("clusterQueue", ""))
+        return ""
 
 
 def explain_pending(
