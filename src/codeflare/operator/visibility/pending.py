@@ -7,7 +7,10 @@ Kueue's ``PendingWorkloadsSummary`` (apis/visibility/v1beta2/types.go): ``items`
 (pkg/visibility/storage/utils.go boundedLimitOffset). The ClusterQueue answer pages over the whole
 queue; the LocalQueue answer keeps only that queue's workloads and pages over them
 (pending_workloads_cq.go, pending_workloads_lq.go). The order itself comes from the engine; no
-I/O, no authorization here.
+I/O, no authorization here. Our one addition: an item's ``metadata.annotations`` carries the
+operator's published start-time estimate (``codeflare.dev/estimated-start`` and
+``codeflare.dev/waiting-for``) when the Workload has one; annotations are part of ObjectMeta, so
+Kueue's own clients (kueuectl, the Go types) read the items unchanged.
 """
 
 from __future__ import annotations
@@ -16,6 +19,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from codeflare.k8s.constants import ESTIMATED_START_ANNOTATION, WAITING_FOR_ANNOTATION
 from codeflare.k8s.types import Obj
 
 GROUP = "visibility.kueue.x-k8s.io"
@@ -64,6 +68,11 @@ def pending_workload(workload: Obj, priority: int, in_cluster_queue: int, in_loc
         item_meta["creationTimestamp"] = meta["creationTimestamp"]
     if owners:
         item_meta["ownerReferences"] = owners
+    annotations = meta.get("annotations") or {}
+    published = (ESTIMATED_START_ANNOTATION, WAITING_FOR_ANNOTATION)
+    estimate = {k: annotations[k] for k in published if k in annotations}
+    if estimate:
+        item_meta["annotations"] = estimate
     return {
         "metadata": item_meta,
         "priority": priority,

@@ -11,12 +11,14 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from codeflare.k8s.constants import ESTIMATED_START_ANNOTATION, WAITING_FOR_ANNOTATION
 from codeflare.operator.visibility.pending import (
     MAX_LIMIT,
     OptionError,
     PageOptions,
     cluster_queue_items,
     local_queue_items,
+    pending_workload,
 )
 from codeflare.operator.visibility.server import FrontProxyTrust
 
@@ -78,3 +80,14 @@ def test_front_proxy_trust_reads_kube_apiservers_keys() -> None:
     assert trust.client_ca == b"PEM" and trust.allowed_names == ("front-proxy-client",)
     with pytest.raises(ValueError, match="requestheader-client-ca-file"):
         FrontProxyTrust.from_configmap({})
+
+
+def test_items_carry_the_published_estimate_and_no_other_annotation() -> None:
+    workload = {"metadata": {"name": "w", "namespace": "ns", "annotations": {
+        ESTIMATED_START_ANNOTATION: "2026-12-02T07:00:00Z", WAITING_FOR_ANNOTATION: "a, b", "private": "x"}},
+        "spec": {"queueName": "lq"}}  # fmt: skip
+    item = pending_workload(workload, 5, 1, 0)
+    assert item["metadata"]["annotations"] == {
+        ESTIMATED_START_ANNOTATION: "2026-12-02T07:00:00Z", WAITING_FOR_ANNOTATION: "a, b"}
+    bare = pending_workload({"metadata": {"name": "w", "namespace": "ns"}, "spec": {}}, 0, 0, 0)
+    assert "annotations" not in bare["metadata"]
