@@ -413,13 +413,12 @@ class LocalRayCluster:
         those stay in :meth:`to_state`, so whoever records it can report and retry them."""
         from concurrent.futures import ThreadPoolExecutor
 
-        if self.stop_sidecar(grace) is not None:
-            logger.error("cluster %s: its autoscaler process survived stopping", self.name)
-            return ["autoscaler"]
+        # the autoscaler first: it would ask for workers again while the nodes go
+        sidecar_left = ["autoscaler"] if self.stop_sidecar(grace) is not None else []
         nodes = list(self.nodes.values())
         with ThreadPoolExecutor(max_workers=max(1, len(nodes)), thread_name_prefix="ray-stop") as pool:
             stopped = list(pool.map(lambda node: self._forget(node, grace, keep_survivors=True), nodes))
-        left = [node.name for node, ok in zip(nodes, stopped, strict=True) if not ok]
+        left = sidecar_left + [node.name for node, ok in zip(nodes, stopped, strict=True) if not ok]
         if left:
             logger.error("cluster %s: processes of nodes %s survived stopping", self.name, left)
             return left

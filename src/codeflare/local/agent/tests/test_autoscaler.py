@@ -128,3 +128,25 @@ def test_gated_workers_are_pending_pods_behind_kueues_gate() -> None:
     assert pod["status"]["conditions"][0]["reason"] == "SchedulingGated"
     assert "running" not in pod["status"]["containerStatuses"][0]["state"]  # Ray's provider: not running
     assert pod["metadata"]["labels"]["ray.io/group"] == "small"
+
+
+def test_the_autoscaler_process_is_recorded_re_adopted_and_stopped_with_the_cluster(tmp_path: Any) -> None:
+    import sys
+
+    from codeflare.local.agent import processes
+    from codeflare.local.agent.cluster_runner import LocalRayCluster
+    from codeflare.local.agent.ports import PortAllocator
+
+    ports = PortAllocator(tmp_path / "ports")
+    cluster = LocalRayCluster("demo", NodeTemplate(), uid="u1", ports=ports, log_dir=tmp_path / "logs",
+                              temp_root=str(tmp_path))
+    cluster.sidecar = processes.start_process(
+        [sys.executable, "-c", "import time; time.sleep(60)"], {}, tmp_path / "autoscaler.log"
+    )
+    state = cluster.to_state()
+    assert state["sidecar"]["pid"] == cluster.sidecar.pid
+    adopted = LocalRayCluster.adopt(state, NodeTemplate(), ports=ports)  # a restarted agent
+    assert adopted.sidecar is not None and adopted.sidecar.pid == cluster.sidecar.pid
+    assert adopted.stop(grace=1.0) == []
+    assert not processes.is_alive(cluster.sidecar)
+    assert "sidecar" not in adopted.to_state()
