@@ -17,9 +17,9 @@ from dataclasses import dataclass, field, replace
 from decimal import Decimal
 from typing import Any, Protocol
 
+from codeflare.api.kueue import namespace_default_queue
 from codeflare.dashboard.snapshot import Snapshot, meta, spec, status
 from codeflare.k8s.conditions import find_condition, is_condition_true
-from codeflare.k8s.constants import DEFAULT_QUEUE_ANNOTATION
 from codeflare.k8s.quantity import Format, QuantityError, format_quantity, parse_quantity
 from codeflare.k8s.timestamps import epoch_seconds
 from codeflare.k8s.types import Obj
@@ -295,6 +295,11 @@ def queues_view(snapshot: Snapshot, positions: PositionSource = pending_by_queue
                 waiting=tuple(waiting.get(name, ())),
             )
         )
+    local_queues = snapshot.of(kinds.LOCAL_QUEUE)
+    by_namespace: dict[str, list[Obj]] = {}
+    for lq in local_queues:
+        by_namespace.setdefault(str(meta(lq).get("namespace")), []).append(lq)
+    defaults = {ns: namespace_default_queue(queues) for ns, queues in by_namespace.items()}
     lqs = [
         LocalQueueView(
             namespace=str(meta(lq).get("namespace")),
@@ -302,11 +307,8 @@ def queues_view(snapshot: Snapshot, positions: PositionSource = pending_by_queue
             cluster_queue=str(spec(lq).get("clusterQueue") or ""),
             pending=int(status(lq).get("pendingWorkloads") or 0),
             admitted=int(status(lq).get("admittedWorkloads") or 0),
-            default=(meta(lq).get("annotations") or {}).get(DEFAULT_QUEUE_ANNOTATION) == "true"
-            or meta(lq).get("name") == "default",
+            default=defaults.get(str(meta(lq).get("namespace"))) == meta(lq).get("name"),
         )
-        for lq in sorted(
-            snapshot.of(kinds.LOCAL_QUEUE), key=lambda o: (meta(o).get("namespace"), meta(o).get("name"))
-        )
+        for lq in sorted(local_queues, key=lambda o: (meta(o).get("namespace"), meta(o).get("name")))
     ]
     return QueuesView(tuple(views), tuple(lqs), tree, snapshot.refused(kinds.CLUSTER_QUEUE))

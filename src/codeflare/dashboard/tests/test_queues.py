@@ -149,3 +149,18 @@ def test_never_more_is_lent_than_borrowed_nor_more_than_a_queue_may_lend(
         assert Decimal(0) <= row[0].lent <= row[0].lendable
     lendable = sum(b[0].lendable for b in bars.values())
     assert total_lent == min(total_borrowed, lendable)  # borrowers lend nothing: all lending is charged
+
+
+def test_the_default_local_queue_is_the_annotated_one_else_the_one_named_default() -> None:
+    def lq(name: str, namespace: str, marked: bool = False) -> dict[str, Any]:
+        annotations = {"kueue.x-k8s.io/default-queue": "true"} if marked else {}
+        return {"metadata": {"name": name, "namespace": namespace, "annotations": annotations},
+                "spec": {"clusterQueue": "cq"}}
+
+    view = queues_view(Snapshot({"LocalQueue": [
+        lq("default", "a"), lq("team", "a", marked=True),  # the annotation wins (api.kueue)
+        lq("default", "b"), lq("other", "b"),  # Kueue >= 0.17: the one named default
+        lq("team", "c"),  # none
+    ]}))  # fmt: skip
+    defaults = {(q.namespace, q.name) for q in view.local_queues if q.default}
+    assert defaults == {("a", "team"), ("b", "default")}
