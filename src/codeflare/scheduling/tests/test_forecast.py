@@ -214,3 +214,18 @@ def test_property_exact_durations_give_the_replayed_admission(
     actual = replay(fork(engine), 10.0, durations)
     for key in pending:
         assert result.estimates[key].start == actual.get(key), key
+
+
+def test_fork_shares_frozen_values_and_nothing_mutable() -> None:
+    """The fork shares the frozen workload values with the original (the cheap copy) and nothing
+    that the simulation changes: finishing and admitting in the fork leaves the original as it was."""
+    engine = engine_with(cq("a", {"default": {"cpu": ("2",)}}))
+    for i in range(3):
+        engine.add_workload(wl(f"w{i}", "lq-a", "2", created=float(i)))
+    engine.schedule(0.0)
+    copy = fork(engine)
+    assert copy.workload("ns/w1") is engine.workload("ns/w1")
+    result = forecast(copy, 0.0, {f"ns/w{i}": 10.0 for i in range(3)})
+    assert [result.estimates[f"ns/w{i}"].start for i in (1, 2)] == [10.0, 20.0]
+    assert engine.admission("ns/w0") is not None and engine.admission("ns/w1") is None
+    assert engine.pending_order("a") == ["ns/w1", "ns/w2"]
