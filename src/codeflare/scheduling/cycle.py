@@ -170,8 +170,12 @@ def _process(
     result: SchedulingResult,
     held: list[tuple[str, str]],
     record: RecordAdmission,
+    ranked: bool = False,
 ) -> bool:
-    """Admit, preempt for or park one candidate; True when its queue may go on this cycle."""
+    """Admit, preempt for or park one candidate; True when its queue may go on this cycle.
+
+    ``ranked``: the candidate was ordered among the waiting preemptors already (fair sharing's
+    tournament), so quota held for another of them does not hold it back."""
     book = state.cache.book
     name = entry.cluster_queue
     scope = book.scope(name)
@@ -179,7 +183,8 @@ def _process(
         entry.assignment = _assign(state, name, entry.order[2], entry.cls, result)
     key = entry.order[2]
     if entry.assignment.mode == FIT:
-        holder = state.manager.holder(key, scope, entry.order, entry.assignment.usage.keys())
+        needs = entry.assignment.usage.keys()
+        holder = None if ranked else state.manager.holder(key, scope, entry.order, needs)
         if holder is not None:
             message = f"quota is held for {holder}, which is waiting for its preemption victims to be evicted"
             result.pending[key] = PendingInfo("WaitingForPreemption", message, name)
@@ -225,13 +230,20 @@ def _fair_round(
 ) -> set[str]:  # fmt: skip
     """One round in fair-sharing order: each next candidate wins its cohort tree's tournament
     against the quota as the earlier ones left it (Kueue's fairSharingIterator)."""
-    left = {e.cluster_queue: e for e in entries}
     going_on: set[str] = set()
-    while left:
-        contenders = {name: Contender(name, e.assignment.usage, e.order) for name, e in left.items()}
-        entry = left.pop(fair_winner(state.cache.book, contenders))
-        if _process(state, entry, now, result, held, record):
-            going_on.add(entry.cluster_queue)
+    nominated = [e for e in entries if state.manager.is_nominated(e.order[2])]
+    # preemptors whose victims are gone first, as in the classical order (the quota they freed is
+    # theirs), then the others; each group in tournament order
+    for ranked, group in (
+        (True, nominated),
+        (False, [e for e in entries if not state.manager.is_nominated(e.order[2])]),
+    ):
+        left = {e.cluster_queue: e for e in group}
+        while left:
+            contenders = {name: Contender(name, e.assignment.usage, e.order) for name, e in left.items()}
+            entry = left.pop(fair_winner(state.cache.book, contenders))
+            if _process(state, entry, now, result, held, record, ranked):
+                going_on.add(entry.cluster_queue)
     return going_on
 
 
