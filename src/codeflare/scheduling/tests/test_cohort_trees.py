@@ -313,3 +313,53 @@ def test_quota_is_never_exceeded_through_any_cohort_tree(
                 assert usage[q] <= cap + quotas[0].borrowing_limit.milli
         evict.extend(p.victim for p in result.preemptions)
         now += 1.0
+
+
+def test_kueues_hierarchical_fair_preemption_case_ends_as_kueue_says() -> None:
+    """Kueue v0.14.8 test/integration/singlecluster/scheduler/fairsharing/fair_sharing_test.go,
+    "using hierarchical cohorts / preempts workloads to enforce fair share": root (12 CPUs) >
+    best-effort (weight 0.5) and research > chemistry, physics, llm (weight 2); evictions are
+    completed at once here, where Kueue's test completes 2 and 4 of them by hand."""
+    engine = _engine(fair=True)
+    engine.add_cohort(Cohort("root", None, _groups("12")))
+    engine.add_cohort(Cohort("research", "root"))
+    for name, weight in (("chemistry", 1.0), ("physics", 1.0), ("llm", 2.0)):
+        engine.add_cohort(Cohort(name, "research", (), weight))
+    engine.add_cohort(Cohort("best-effort", "root", (), 0.5))
+    lower = Preemption("Never", "LowerPriority")
+    for name in ("chemistry", "physics", "llm", "best-effort"):
+        _queue(engine, name, name, "0", preemption=lower if name != "best-effort" else Preemption())
+    serial = 0
+
+    def submit(queue: str, priority: int) -> None:
+        nonlocal serial
+        serial += 1
+        _submit(engine, f"w{serial:03}", queue, "1", at=serial / 1000, prio=priority)
+
+    for _ in range(6):
+        submit("best-effort", -1)
+        submit("physics", -1)
+    assert len(engine.schedule(1.0).admissions) == 12
+    assert engine.weighted_shares()[1]["best-effort"] == 1000
+    assert engine.weighted_shares()[1]["physics"] == 500
+    for _ in range(6):
+        for queue in ("chemistry", "physics", "llm", "best-effort"):
+            submit(queue, 100)
+    now = 2.0
+    while True:
+        result = engine.schedule(now)
+        for preempted in result.preemptions:
+            victim = engine.workload(preempted.victim)
+            assert victim is not None
+            engine.update_workload(replace(victim, admission=None))
+        if not result.admissions and not result.preemptions:
+            break
+        now += 1.0
+    held = {
+        q: sum(1 for w in engine.state.cache.admitted.values() if w.cluster_queue == q)
+        for q in engine.state.cache.cqs
+    }
+    assert held == {"best-effort": 4, "chemistry": 2, "physics": 2, "llm": 4}
+    cohorts = engine.weighted_shares()[1]
+    assert (cohorts["best-effort"], cohorts["research"]) == (667, 667)
+    assert (cohorts["chemistry"], cohorts["physics"], cohorts["llm"]) == (167, 167, 167)
