@@ -14,8 +14,10 @@ from tests.conformance.controller_dsl import (
     admitted,
     cluster_queue,
     cohort,
+    condition,
     counts,
     create,
+    evicted,
     finish,
     flavor,
     local_queue,
@@ -210,4 +212,39 @@ _case(
     differs="Kueue's test completes 2 evictions in best-effort and 4 in physics by hand "
     "(FinishEvictionOfWorkloadsInCQ); our operator evicts and requeues by itself, so only the end "
     "state is compared (shares and admitted counts).",
+)
+_case(
+    "Preemption is enabled and CQs have 0 weight / should not cause an infinite preemption cycle",
+    (
+        DEFAULT,
+        cohort("top-cohort", quotas("default", cpu="8")),
+        *(
+            obj
+            for name in ("best-effort-cq-a", "best-effort-cq-b")
+            for obj in (
+                cluster_queue(
+                    name,
+                    quotas("default", cpu="0"),
+                    cohort="top-cohort",
+                    fairSharing={"weight": "0"},
+                    preemption={"reclaimWithinCohort": "Any"},
+                ),
+                local_queue(name, name),
+            )
+        ),
+    ),
+    create(
+        workload("a1", "best-effort-cq-a", cpu="4", priority=9001),
+        workload("a2", "best-effort-cq-a", cpu="4", priority=100),
+    ),
+    admitted("best-effort-cq-a", "a1", "a2"),
+    create(workload("b1", "best-effort-cq-b", cpu="4", priority=100)),
+    # a2 goes, being lower priority than a1; then nothing more moves
+    evicted("a2", reason="Preempted"),
+    condition("Workload", "a2", "Preempted", "True", "InCohortFairSharing"),
+    admitted("best-effort-cq-b", "b1"),
+    admitted("best-effort-cq-a", "a1"),
+    pending("a2"),
+    counts("best-effort-cq-a", 1, 1),
+    counts("best-effort-cq-b", 0, 1),
 )
