@@ -16,6 +16,7 @@ from decimal import Decimal
 from html import escape
 from urllib.parse import quote, urlencode
 
+from codeflare.dashboard.estimates import StartEstimate
 from codeflare.dashboard.nodes import SHOWN_RESOURCES, NodesView
 from codeflare.dashboard.queues import ZERO, shown
 from codeflare.dashboard.work import VERBS, WorkRow
@@ -105,6 +106,14 @@ def _links(row: WorkRow) -> str:
     return " ".join(links) or "-"
 
 
+def estimate_cell(estimate: StartEstimate) -> str:
+    """The estimated start and what it waits for (the exact time and basis on hover); ``-`` for none."""
+    if not estimate.words:
+        return "-"
+    after = f' <span class="after">after {e(estimate.waiting_for)}</span>' if estimate.waiting_for else ""
+    return f'<span class="estimate" title="{e(estimate.title)}">{e(estimate.words)}</span>{after}'
+
+
 def work_view(
     rows: Iterable[WorkRow],
     now: float,
@@ -125,7 +134,7 @@ def work_view(
             f'<tr data-key="{e(row.key)}"><td>{e(row.namespace)}</td><th scope="row">{e(row.name)}</th>'
             f'<td>{e(row.kind)}</td><td><span class="state state-{e(row.state.lower())}">'
             f"{e(row.state)}</span></td>"
-            f"<td>{e(row.queue or '-')}</td><td>{waiting or '-'}</td><td>{e(row.estimated_start or '-')}</td>"
+            f"<td>{e(row.queue or '-')}</td><td>{waiting or '-'}</td><td>{estimate_cell(row.estimate)}</td>"
             f"<td>{e(_workers(row))}</td><td>{e(row.age(now))}</td><td>{_links(row)}</td>"
             f"<td>{_action_buttons(row, permissions or {})}</td></tr>"
         )

@@ -9,7 +9,7 @@ has kept (:mod:`.history`). Escaping as in :mod:`.pages`.
 from __future__ import annotations
 
 from codeflare.dashboard.history import WINDOW_S, History, admissions, polyline
-from codeflare.dashboard.pages import e, refused, thead
+from codeflare.dashboard.pages import e, estimate_cell, refused, thead
 from codeflare.dashboard.queues import ClusterQueueView, QueuesView, QuotaBar, shown
 
 CHART_W, CHART_H = 240, 48
@@ -68,14 +68,15 @@ def _waiting(cq: ClusterQueueView) -> str:
         return '<p class="empty">No pending workloads.</p>'
     rows = "".join(
         f'<tr data-workload="{e(p.namespace)}/{e(p.name)}">'
-        f'<td>{"-" if p.position is None else p.position}</td><td>{e(p.namespace)}</td>'
+        f"<td>{'-' if p.position is None else p.position}</td><td>{e(p.namespace)}</td>"
         f'<th scope="row">{e(p.name)}</th><td>{e(p.owner or "-")}</td><td>{e(p.local_queue)}</td>'
-        f'<td>{p.priority}</td><td><span class="reason" title="{e(p.reason)}">{e(p.message)}</span></td></tr>'
+        f'<td>{p.priority}</td><td><span class="reason" title="{e(p.reason)}">{e(p.message)}</span></td>'
+        f"<td>{estimate_cell(p.estimate)}</td></tr>"
         for p in cq.waiting
     )
     return (
         '<table class="pending"><caption>Pending workloads in admission order</caption>'
-        + thead("Position", "Namespace", "Workload", "Job", "LocalQueue", "Priority", "Reason")
+        + thead("Position", "Namespace", "Workload", "Job", "LocalQueue", "Priority", "Reason", "Est. start")
         + f"<tbody>{rows}</tbody></table>"
     )
 

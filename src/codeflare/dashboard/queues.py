@@ -18,6 +18,7 @@ from decimal import Decimal
 from typing import Any, Protocol
 
 from codeflare.api.kueue import namespace_default_queue
+from codeflare.dashboard.estimates import StartEstimate, start_estimate
 from codeflare.dashboard.snapshot import Snapshot, meta, spec, status
 from codeflare.k8s.conditions import find_condition, is_condition_true
 from codeflare.k8s.quantity import Format, QuantityError, format_quantity, parse_quantity
@@ -88,6 +89,7 @@ class PendingWorkload:
     reason: str
     message: str
     owner: str = ""  # "RayJob/train"
+    estimate: StartEstimate = field(default_factory=StartEstimate)  # the operator's forecast
 
 
 @dataclass(frozen=True)
@@ -259,6 +261,7 @@ def _pending_by_queue(snapshot: Snapshot) -> dict[str, list[PendingWorkload]]:
                     reason=reason,
                     message=message,
                     owner=_owner(wl),
+                    estimate=start_estimate(wl, snapshot.now),
                 )
             )
     return out

@@ -3,16 +3,17 @@
 Each row says what kubectl and the Ray dashboard would: namespace, name, age, a state word, why
 it waits (its Workload's reason) and where it stands in its ClusterQueue, workers ready/desired,
 the Ray dashboard's URL and the actions that apply to its kind. A RayCluster owned by a RayJob or
-wrapped by an AppWrapper is shown once, under its owner. Estimated start times are not known yet
-(the fairness issue brings them); the field is there, empty. Pure functions of a Snapshot.
+wrapped by an AppWrapper is shown once, under its owner. The estimated start is the operator's, read
+from its Workload's annotations (:mod:`.estimates`). Pure functions of a Snapshot.
 """
 
 from __future__ import annotations
 
 import datetime
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
+from codeflare.dashboard.estimates import StartEstimate, start_estimate
 from codeflare.dashboard.queues import PendingWorkload, PositionSource, pending_by_queue, pending_reason
 from codeflare.dashboard.snapshot import Snapshot, meta, spec, status
 from codeflare.k8s.constants import (
@@ -52,7 +53,7 @@ class WorkRow:
     message: str = ""
     position: int | None = None
     cluster_queue: str = ""
-    estimated_start: str = ""
+    estimate: StartEstimate = field(default_factory=StartEstimate)  # of its pending Workload
     workers_ready: int | None = None
     workers_desired: int | None = None
     dashboard: str = ""
@@ -155,7 +156,7 @@ def work_rows(snapshot: Snapshot, positions: PositionSource = pending_by_queue) 
             elif kind_name == "AppWrapper":
                 rc = _wrapped_cluster(obj, clusters)
                 state = _wrapper_state(obj)
-            rows.append(_row(kind_name, obj, rc, state, by_owner, waiting))
+            rows.append(_row(kind_name, obj, rc, state, by_owner, waiting, snapshot.now))
     rows.sort(key=lambda r: (r.namespace, r.name, r.kind))
     return rows
 
@@ -176,18 +177,21 @@ def _row(
     state: str,
     by_owner: Mapping[str, Obj],
     waiting: Mapping[tuple[str, str], PendingWorkload],
+    now: float,
 ) -> WorkRow:
     m = meta(obj)
     wl = by_owner.get(str(m.get("uid")))
     reason = message = cq = ""
     position = None
+    estimate = StartEstimate()
     if wl is not None:
         pending = waiting.get((str(meta(wl).get("namespace")), str(meta(wl).get("name"))))
         if pending is not None:
             position, cq = pending.position, pending.cluster_queue
-            reason, message = pending.reason, pending.message
+            reason, message, estimate = pending.reason, pending.message, pending.estimate
         elif state == "Queued":
             reason, message = pending_reason(wl)
+            estimate = start_estimate(wl, now)
     elif state == "Queued":
         reason, message = "NoWorkload", "no Workload yet: the queueing controller has not seen it"
     ready = desired = None
@@ -207,6 +211,7 @@ def _row(
         message=message,
         position=position,
         cluster_queue=cq,
+        estimate=estimate,
         workers_ready=ready,
         workers_desired=desired,
         dashboard=dashboard_url(rc) if rc is not None else str(status(obj).get("dashboardURL") or ""),
