@@ -285,7 +285,10 @@ def _ray_resource_params(
     if gpus:
         params["num-gpus"] = str(gpus)
     if custom:
-        params["resources"] = json.dumps(custom, sort_keys=True)
+        # KubeRay's format, a JSON object in an extra pair of quotes: the one Ray's autoscaler
+        # parses (ray/autoscaler/_private/kuberay/autoscaling_config.py, _get_custom_resources)
+        text = json.dumps(custom, sort_keys=True)
+        params["resources"] = '"' + text.replace('"', '\\"') + '"'
     return params
 
 
