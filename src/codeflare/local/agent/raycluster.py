@@ -7,7 +7,9 @@ out: it adopts or starts the processes (head first, workers once ``ray start`` r
 runtime started, head start retried as a kubelet would), scales worker groups, mirrors the nodes
 as Pods (:mod:`pods`) and records the processes' state on the object and in the journal, so a
 restarted agent re-adopts what still runs and cleans up the rest. Only processes it started, by
-pid and group, are ever stopped; a node counts as failed only when its death is proven.
+pid and group, are ever stopped; a node counts as failed only when its death is proven. With
+``enableInTreeAutoscaling`` Ray's autoscaler runs beside the head (:mod:`autoscaler`) and moves
+``replicas``; an elastic queued cluster runs only the workers its slices admit (:mod:`elastic`).
 """
 
 from __future__ import annotations
