@@ -20,6 +20,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from codeflare.api.raycluster import is_elastic_job
 from codeflare.k8s.conditions import is_condition_true
 from codeflare.k8s.names import is_label_value, is_qualified_name
 from codeflare.k8s.quantity import QuantityError, milli_value, parse_quantity
@@ -297,7 +298,7 @@ def _update_errors(obj: Obj, old: Obj) -> list[FieldError]:
     errors: list[FieldError] = []
     # an elastic job's Workload slice is resized in place (Kueue's workload slices): its counts
     # and its admission's counts and usage may change while reserved, nothing else of them
-    resizable = _elastic_slice(obj) and _elastic_slice(old)
+    resizable = is_elastic_job(obj) and is_elastic_job(old)
     new_pod_sets = _list(_dict(obj.get("spec")).get("podSets"))
     old_pod_sets = _list(_dict(old.get("spec")).get("podSets"))
     if _quota_reserved(old):
@@ -312,11 +313,6 @@ def _update_errors(obj: Obj, old: Obj) -> list[FieldError]:
     if changed and (not resizable or _admission_frame(new_admission) != _admission_frame(old_admission)):
         errors.append(FieldError(ErrorType.INVALID, "status.admission", IMMUTABLE, new_admission))
     return errors
-
-
-def _elastic_slice(obj: Obj) -> bool:
-    annotations = _dict(_dict(obj.get("metadata")).get("annotations"))
-    return str(annotations.get("kueue.x-k8s.io/elastic-job", "")).lower() == "true"
 
 
 def _without_counts(pod_sets: list[Any]) -> list[Any]:
