@@ -5,7 +5,11 @@ the same engine decides at each simulated moment (``schedule(t)``), so an estima
 rule the engine follows (cohorts, borrowing, preemption, fair sharing), with no rule of its own.
 The simulation is event driven: it jumps to the next expected end, releasing the ends that fall
 within a step that grows with the distance from now (``resolution``), which bounds both its cost
-and its error (an estimate is never early because of it: ends are released at the step's end).
+and its error (ends are released at the step's end: in one queue an estimate is never early
+because of it; in a cohort the changed order of decisions can move it either way). A round of
+preemptions after now is carried out at the next moment within the same resolution rather than
+at once: each round would re-evaluate every waiting shape class of the cohort, which was half the
+cost of a refresh with reclaim (preemptions at ``now`` itself are carried out at ``now``).
 A workload whose admission depends on one whose end is unknown has no bound (``start=None``).
 It uses only the engine's public methods, and mutates the engine it is given: pass ``fork(...)``.
 No I/O, no clock reads: ``now`` is an argument. It does not decide where durations come from.
@@ -166,8 +170,10 @@ class _Simulation:
         if workload is not None and workload.admission is not None:
             self.engine.update_workload(replace(workload, admission=None))
 
-    def settle(self, t: float, pending: set[str]) -> None:
-        """Schedule at ``t`` until no preemption or eviction is left to carry out."""
+    def settle(self, t: float, pending: set[str], defer: bool) -> bool:
+        """Schedule at ``t`` until no preemption or eviction is left to carry out; with ``defer``,
+        stop after the first round that evicts and return True: the caller schedules again at its
+        next moment, at most one step later (the victims' quota is released then, as ends are)."""
         for _ in range(SETTLE_ROUNDS):
             result = self.engine.schedule(t)
             self._record(result, t, pending)
@@ -177,7 +183,10 @@ class _Simulation:
             for victim in victims:
                 self.evict(victim)
             if not victims:
-                return
+                return False
+            if defer:
+                return True
+        return False
 
     def _record(self, result: SchedulingResult, t: float, pending: set[str]) -> None:
         for key, admission in result.admissions.items():
@@ -192,16 +201,18 @@ class _Simulation:
         same = [k for k, cq in self.released if cq == cluster_queue]
         return tuple((same or [k for k, _ in self.released])[:MAX_BLOCKERS])
 
-    def release_next(self, resolution: float, min_step: float) -> float | None:
-        """Release the next ends (those within one step); returns the moment, None when none."""
+    def release_next(self, resolution: float, min_step: float, owed: float | None) -> float | None:
+        """Release the next ends (those within one step); returns the moment, None when none.
+        ``owed``: a moment the simulation must schedule at (preemption victims evicted) even when
+        no end falls before it."""
         while self.ends and self.end_of.get(self.ends[0][1]) != self.ends[0][0]:
             heapq.heappop(self.ends)  # evicted or re-admitted since
-        if not self.ends:
-            return None
+        self.released = []
+        if not self.ends or (owed is not None and self.ends[0][0] > owed):
+            return owed
         first = self.ends[0][0]
         until = first + max(min_step, resolution * (first - self.now))
         moment = first
-        self.released = []
         while self.ends and self.ends[0][0] <= until:
             end, key = heapq.heappop(self.ends)
             if self.end_of.get(key) != end:
@@ -248,16 +259,18 @@ def forecast(
     placed = positions(engine, sorted(pending))
     result = Forecast(now)
     t = now
-    sim.settle(t, pending)
+    # a round of preemptions is carried out at the next moment when that is within the resolution
+    # (not the minimum step: preemptions at ``now`` are settled at ``now``)
+    owed = sim.settle(t, pending, resolution * (t - now) > 0)
     while result.steps < max_steps and len(sim.started) < len(pending):
         if check is not None:
             check(engine, t)
-        moment = sim.release_next(resolution, min_step)
+        moment = sim.release_next(resolution, min_step, t + resolution * (t - now) if owed else None)
         if moment is None or moment - now > horizon:
             break
         t = moment
         result.steps += 1
-        sim.settle(t, pending)
+        owed = sim.settle(t, pending, resolution * (t - now) > 0)
     if check is not None:
         check(engine, t)
     unknown_by_cq: dict[str, list[str]] = {}

@@ -229,3 +229,28 @@ def test_fork_shares_frozen_values_and_nothing_mutable() -> None:
     assert [result.estimates[f"ns/w{i}"].start for i in (1, 2)] == [10.0, 20.0]
     assert engine.admission("ns/w0") is not None and engine.admission("ns/w1") is None
     assert engine.pending_order("a") == ["ns/w1", "ns/w2"]
+
+
+@SETTINGS
+@given(
+    quotas=st.lists(queue_quota, min_size=3, max_size=3),
+    cohort=st.booleans(),
+    early=st.lists(workload_spec, max_size=8),
+    late=st.lists(workload_spec, max_size=10),
+)
+def test_property_rounding_and_deferred_preemption_stay_within_the_resolution(
+    quotas: list[tuple[int, int | None]],
+    cohort: bool,
+    early: list[tuple[str, int, int, int | None]],
+    late: list[tuple[str, int, int, int | None]],
+) -> None:
+    """With preemption on: releasing ends per step and carrying out a round of preemptions at the
+    next moment (both within the resolution) keeps every bounded estimate near the exact one."""
+    engine, durations = scenario(quotas, cohort, True, early, late)
+    exact = forecast(fork(engine), 10.0, durations, resolution=0.0, min_step=0.0)
+    rounded = forecast(fork(engine), 10.0, durations, resolution=0.02, min_step=0.0)
+    for key, estimate in exact.estimates.items():
+        got = rounded.estimates[key].start
+        if estimate.start is None or got is None:
+            continue
+        assert abs(got - estimate.start) <= 0.25 * (estimate.start - 10.0), key
