@@ -80,7 +80,10 @@ class Cluster:
         )
 
     def role(self, kind: str) -> Obj:
-        return next(o for o in self.rbac if o["kind"] == kind)
+        # the operator's own (deploy/ also ships the visibility and feasibility roles for users)
+        return next(
+            o for o in self.rbac if o["kind"] == kind and o["metadata"]["name"] == "codeflare-operator"
+        )
 
     def start_operator(self, name: str, overrides: dict[str, Any]) -> OperatorProcess:
         write_operator_config(self.admin, overrides)

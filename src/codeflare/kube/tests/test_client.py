@@ -270,6 +270,7 @@ RAYCLUSTER = {"metadata": {"name": "rc", "namespace": "ns"}, "status": {"state":
 CALLS: list[tuple[str, tuple[Any, ...], dict[str, Any]]] = [
     ("api_groups", (), {}),
     ("api_resources", ("v1",), {}),
+    ("get_raw", ("/apis/visibility.kueue.x-k8s.io/v1beta2/clusterqueues/cq/pendingworkloads?limit=5",), {}),
     ("get", (kinds.CONFIGMAP, "cm"), {}),
     ("find", (kinds.CONFIGMAP, "cm", "other"), {}),
     ("list", (kinds.CONFIGMAP,), {"labels": {"app": "x"}, "fields": {"metadata.name": "cm"}}),
