@@ -19,9 +19,11 @@ from kubernetes import client as k8s
 from kubernetes import config as k8s_config
 from kubernetes.client.rest import ApiException
 
+from codeflare.api.crds import crd_for
 from codeflare.api.kueue import FlavorQuota, build_cluster_queue, build_local_queue, build_resource_flavor
 from codeflare.kube import kinds
 from codeflare.kube.client import Kube
+from codeflare.operator.webhooks.controller import CONVERSION_RECHECK
 from codeflare.operator.webhooks.conversion import CONVERTED_KINDS, crd_name
 from tests.support.apiserver import ServerProcess
 from tests.support.control_plane import ThreadedOperator, ensure_namespace, wait_for
@@ -184,6 +186,24 @@ def test_v1beta2_reads_need_no_webhook_but_v1beta1_reads_do(custom: k8s.CustomOb
     finally:
         kube.patch(kinds.CRD, name, {"spec": {"conversion": before}})
     wait_for(lambda: _v1beta1_status(custom) == 200, 10, what="v1beta1 reads again")
+
+
+def test_a_reapplied_crd_is_pointed_back_at_the_operator(custom: k8s.CustomObjectsApi, kube: Kube) -> None:
+    # `kubectl apply -f deploy/crds` puts back the shipped clientConfig (a Service that local mode
+    # does not have); the operator's periodic check points the CRD at its /convert again.
+    name = crd_name(kinds.LOCAL_QUEUE)
+    shipped = crd_for("kueue.x-k8s.io", "localqueues")["spec"]["conversion"]
+    ours = kube.get(kinds.CRD, name)["spec"]["conversion"]["webhook"]["clientConfig"]
+    shipped["webhook"]["clientConfig"].update(url=None, caBundle=None)  # a merge patch: drop ours
+    kube.patch(kinds.CRD, name, {"spec": {"conversion": shipped}})
+    assert "service" in kube.get(kinds.CRD, name)["spec"]["conversion"]["webhook"]["clientConfig"]
+
+    def pointed_back() -> bool:
+        config = kube.get(kinds.CRD, name)["spec"]["conversion"]["webhook"]["clientConfig"]
+        return config.get("url") == ours["url"] and "service" not in config
+
+    wait_for(pointed_back, 3 * CONVERSION_RECHECK, what="the operator re-pointing the CRD")
+    assert custom.list_namespaced_custom_object(GROUP, "v1beta1", NS, "localqueues")["items"]
 
 
 def _v1beta1_status(custom: k8s.CustomObjectsApi) -> int:

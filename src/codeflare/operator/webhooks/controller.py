@@ -3,10 +3,10 @@
 :func:`register` marks the ``webhooks`` readiness component false and returns one background
 coroutine that starts the HTTPS server, applies the webhook configurations and points our Kueue
 CRDs' conversion at it, with the current CA bundle, and only then marks ``webhooks`` ready (so
-``/readyz`` waits for them). Certificates are replaced when two thirds of their validity have
-passed, and the configurations re-applied before the new serving certificate is in use. OpenShift is
-detected once, from whether the API serves ``route.openshift.io``; the OAuth sidecar is injected
-only there.
+``/readyz`` waits for them); every :data:`CONVERSION_RECHECK` seconds it points a re-applied CRD
+back at it. Certificates are replaced when two thirds of their validity have passed, and the
+configurations re-applied before the new serving certificate is in use. OpenShift is detected once,
+from whether the API serves ``route.openshift.io``; the OAuth sidecar is injected only there.
 """
 
 from __future__ import annotations
@@ -30,6 +30,7 @@ from codeflare.operator.webhooks.server import (
 
 log = logging.getLogger(__name__)
 READY_COMPONENT = "webhooks"
+CONVERSION_RECHECK = 15.0  # seconds between checks that our Kueue CRDs still call this webhook
 
 
 async def serves_routes(kube: AsyncKube, namespace: str) -> bool:
@@ -71,6 +72,15 @@ async def _register_until_current(ctx: OperatorContext, base_url: str, bundle: s
         delay = min(delay * 2, 10.0)
 
 
+async def _keep_conversions(ctx: OperatorContext, base_url: str, bundle: str) -> None:
+    """Point our Kueue CRDs at ``/convert`` again where a re-applied manifest (``kubectl apply -f
+    deploy/crds``, an upgrade) put back the shipped clientConfig; reads only when nothing drifted."""
+    try:
+        await register_conversions(ctx.kube, base_url, bundle)
+    except errors.KubeError as exc:
+        log.warning("cannot check the Kueue CRDs' conversion webhook: %s; checking again later", exc)
+
+
 async def serve_webhooks(ctx: OperatorContext) -> None:
     """Serve until cancelled (the operator's shutdown)."""
     settings = ctx.config.webhook
@@ -87,7 +97,10 @@ async def serve_webhooks(ctx: OperatorContext) -> None:
         ctx.mark_ready(READY_COMPONENT)
         log.info("webhooks registered (%s, OpenShift: %s)", base_url, openshift)
         while True:
-            await asyncio.sleep(certificates.seconds_until_rotation())
+            await asyncio.sleep(min(certificates.seconds_until_rotation(), CONVERSION_RECHECK))
+            if certificates.seconds_until_rotation() > 0:
+                await _keep_conversions(ctx, base_url, certificates.ca_bundle_b64)
+                continue
             # Announce the new CA first (the bundle keeps the old one), then serve with it.
             certificates.rotate()
             await _register_until_current(ctx, base_url, certificates.ca_bundle_b64)
