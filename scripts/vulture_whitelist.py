@@ -110,3 +110,10 @@ from ray.autoscaler._private.kuberay import node_provider, run_autoscaler  # noq
 
 node_provider.IN_CLUSTER_TOKEN_PATH
 run_autoscaler.get_node_ip_address
+
+# pickle's hooks on the forecast's engine copy (frozen model values shared, not copied): called by
+# pickle.Pickler.dump / pickle.Unpickler.load.
+from codeflare.scheduling import forecast as _forecast_fork  # noqa: E402
+
+_forecast_fork._SharingPickler.persistent_id
+_forecast_fork._SharingUnpickler.persistent_load
