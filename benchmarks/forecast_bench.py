@@ -130,12 +130,14 @@ class Replay:
 
     jobs: dict[str, Job]
     engine: AdmissionEngine
-    admitted: dict[str, float] = field(default_factory=dict)  # key -> first admission
+    admitted: dict[str, list[float]] = field(default_factory=dict)  # key -> its admissions, in order
     admitted_now: dict[str, float] = field(default_factory=dict)  # key -> current admission time
     observed: dict[tuple[int, int], list[float]] = field(default_factory=dict)  # (queue, cpu) -> runs
     ends: list[tuple[float, str]] = field(default_factory=list)
     end_of: dict[str, float] = field(default_factory=dict)
     estimates: list[tuple[str, float, float | None]] = field(default_factory=list)  # key, at, start
+    # (key, at) -> the admission when nothing arrives after ``at`` (what the estimate is a forecast of)
+    basis: dict[tuple[str, float], float] = field(default_factory=dict)
     refresh_cpu: list[float] = field(default_factory=list)
 
     def expected(self, key: str) -> float | None:
@@ -149,7 +151,7 @@ class Replay:
         for _ in range(8):
             result = self.engine.schedule(t)
             for key in result.admissions:
-                self.admitted.setdefault(key, t)
+                self.admitted.setdefault(key, []).append(t)
                 self.admitted_now[key] = t
                 self.end_of[key] = t + self.jobs[key.partition("/")[2]].actual
                 heapq.heappush(self.ends, (self.end_of[key], key))
@@ -180,6 +182,21 @@ class Replay:
         self.refresh_cpu.append(time.process_time() - started)
         for key, estimate in result.estimates.items():
             self.estimates.append((key, t, estimate.start))
+        for key, admitted in self.without_arrivals(t).items():
+            self.basis[(key, t)] = admitted
+
+    def without_arrivals(self, t: float) -> dict[str, float]:
+        """The admissions the same engine makes from now on if nothing more arrives and every
+        workload runs its actual time: a replay on a copy, not the estimator."""
+        rest = Replay(self.jobs, fork(self.engine), admitted_now=dict(self.admitted_now))
+        rest.ends, rest.end_of = list(self.ends), dict(self.end_of)
+        rest.schedule(t)  # as the operator does when woken again (and the forecast does)
+        rest.finish_until(float("inf"))
+        return {key: times[0] for key, times in rest.admitted.items()}
+
+    def admitted_after(self, key: str, at: float) -> float | None:
+        """Its first admission at or after ``at`` (a preempted workload is admitted again)."""
+        return next((t for t in self.admitted.get(key, ()) if t >= at), None)
 
     def run(self, trace: list[Job], every: int) -> None:
         for i, job in enumerate(trace):
@@ -201,9 +218,10 @@ def accuracy(scenario: Scenario, count: int, every: int, seed: int) -> dict[str,
     replay = Replay({j.name: j for j in trace}, build(scenario))
     replay.run(trace, every)
     errors, relative, waits, signed = [], [], [], []
+    basis_errors, basis_relative = [], []
     unbounded = 0
     for key, at, start in replay.estimates:
-        actual = replay.admitted.get(key)
+        actual = replay.admitted_after(key, at)
         if start is None:
             unbounded += 1
             continue
@@ -214,6 +232,11 @@ def accuracy(scenario: Scenario, count: int, every: int, seed: int) -> dict[str,
         waits.append(actual - at)
         if actual - at > 0:
             relative.append(abs(start - actual) / (actual - at))
+        promised = replay.basis.get((key, at))
+        if promised is not None:
+            basis_errors.append(abs(start - promised))
+            if promised - at > 0:
+                basis_relative.append(abs(start - promised) / (promised - at))
     return {
         "estimates": len(replay.estimates),
         "unbounded_share": unbounded / max(1, len(replay.estimates)),
@@ -224,6 +247,10 @@ def accuracy(scenario: Scenario, count: int, every: int, seed: int) -> dict[str,
         "p90_relative": percentile(relative, 0.9),
         "median_signed_s": statistics.median(signed),
         "median_refresh_ms": statistics.median(replay.refresh_cpu) * 1000,
+        "basis_median_error_s": statistics.median(basis_errors),
+        "basis_p90_error_s": percentile(basis_errors, 0.9),
+        "basis_median_relative": statistics.median(basis_relative),
+        "basis_p90_relative": percentile(basis_relative, 0.9),
     }
 
 
@@ -274,6 +301,23 @@ def report(
         )
     lines += [
         "",
+        "The same estimates measured on their basis, given no later arrivals: against the admission the "
+        "same engine makes when nothing is submitted after the forecast and every workload runs its "
+        "actual time (a replay on a copy of the state at the forecast). What is left is the error of "
+        "the run times (+-10% jitter, the medians standing in for undeclared ones) and of the "
+        "simulation's resolution; the difference to the table above is what later arrivals did.",
+        "",
+        "| scenario | median error, given no later arrivals | p90 error | median error / wait, given no "
+        "later arrivals | p90 error / wait |",
+        "|---|---|---|---|---|",
+    ]
+    for scenario, acc in accs:
+        lines.append(
+            f"| {scenario.label} | {acc['basis_median_error_s']:.0f} s | {acc['basis_p90_error_s']:.0f} s | "
+            f"{acc['basis_median_relative']:.1%} | {acc['basis_p90_relative']:.1%} |"
+        )
+    lines += [
+        "",
         "| refresh (engine copy + durations + simulation), CPU, all run times known | pending | seconds "
         "| of which copy | target |",
         "|---|---|---|---|---|",
@@ -291,13 +335,26 @@ def report(
         "can only go behind, so the error is the run-time jitter. Under BestEffortFIFO later small "
         "arrivals backfill gaps and then hold the quota a waiting workload expected, and in a cohort "
         "later arrivals within their nominal quota go before borrowers and reclaim; higher-priority "
-        "arrivals jump the queue: estimates are then early (negative signed error). Modelling expected "
-        "arrivals was tried (the last 30 or 60 minutes of arrivals replayed as the expected future): on "
-        "800 workloads it cut the independent BestEffortFIFO error from 27% to 17-19% but raised the "
-        "cohort-and-priorities one from 27% to 38-41% (estimates became late), so it is not used. "
-        "The refresh cost is the engine's own work per simulated admission (preemption planning "
-        "dominates in the cohort with reclaim); the operator simulates off its event loop and only "
-        "the copy (pickle of the engine) runs on it.",
+        "arrivals jump the queue: estimates are then early (negative signed error). That is what the "
+        "estimate promises and what the dashboard says on hover: 'if nothing submitted later goes before "
+        "it and run times hold'. What is left given no later arrivals is mostly overdue work: a workload "
+        "running past its expected end is expected to end now, so what waits for it is estimated to start "
+        "now (the p90 near 100% in the cohort). Modelling expected arrivals was tried by the previous "
+        "revision (the last 30 or 60 minutes of arrivals replayed as the expected future): it cut the "
+        "independent BestEffortFIFO error from 27% to 17-19% but raised the cohort-and-priorities one from "
+        "27% to 38-41%, so it is not used. Actual admission = the first admission at or after the "
+        "forecast (before this revision: the first ever, which paired a preempted and requeued "
+        "workload with its earlier admission). Refresh cost: the engine copy shares the engine's frozen "
+        "model values instead of pickling them (about half of the copy); after now, a round of "
+        "preemptions is carried out at the next simulated moment, at most one resolution step later, "
+        "instead of at once (each round re-evaluated every waiting shape class of the cohort). In an "
+        "interleaved A/B in one process on 2026-12-02 (this shared machine, best of three, 10,000 "
+        "pending), the refresh before this revision -> now: StrictFIFO 1.22 -> 0.80 s, independent "
+        "BestEffortFIFO 1.45 -> 1.18 s, cohort with reclaim 2.95 -> 1.34 s; estimates without preemption "
+        "are unchanged, in the cohort they moved by a median 3.6% of the wait (p90 9%, later). The rest "
+        "is the engine's own work per simulated moment (every waiting shape class is evaluated again, "
+        "with a preemption plan where the queue may reclaim) and per admission. The operator simulates "
+        "off its event loop and only the copy runs on it.",
         "CPU time of this process (best of three for the refresh cost). The machine (2 cores) was "
         "shared with other engineers' builds and tests while this ran: figures are upper bounds.",
     ]
