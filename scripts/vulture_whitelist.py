@@ -117,3 +117,7 @@ from codeflare.scheduling import forecast as _forecast_fork  # noqa: E402
 
 _forecast_fork._SharingPickler.persistent_id
 _forecast_fork._SharingUnpickler.persistent_load
+
+# pydantic calls these validators by decorator (webhook.service: fixed ports, distinct ports).
+config.WebhookConfig._fixed_ports
+config.WebhookService._distinct_ports

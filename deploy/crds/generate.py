@@ -540,9 +540,10 @@ def app_wrapper() -> Schema:
 #
 # Kueue 0.19 config/components/crd/bases/kueue.x-k8s.io_*.yaml: both versions served, v1beta2 the
 # storage version, v1beta1 deprecated with the warning below, converted by a webhook on /convert
-# (Kueue's service is kueue-webhook-service; ours is the operator's, which patches the CRD's
-# clientConfig with its URL and CA bundle at start). Each builder describes v1beta1; the v1beta2
-# schema is derived from it by the renames of codeflare.api.kueue_conversion.
+# (Kueue's service is kueue-webhook-service; ours is the operator's, codeflare-operator-webhook,
+# whose CA bundle the operator patches in at start; in local mode it names its URL instead). Each
+# builder describes v1beta1; the v1beta2 schema is derived from it by the renames of
+# codeflare.api.kueue_conversion.
 
 KUEUE_DEPRECATION_WARNING = "This version is deprecated. Use v1beta2 instead."
 KUEUE_CONVERSION: Schema = {
@@ -553,6 +554,7 @@ KUEUE_CONVERSION: Schema = {
                 "name": "codeflare-operator-webhook",
                 "namespace": "codeflare-system",
                 "path": "/convert",
+                "port": 443,  # deploy/operator/webhook_service.yaml, webhook.service.port
             }
         },
         "conversionReviewVersions": ["v1"],

@@ -25,9 +25,9 @@ import yaml
 from codeflare.kube import kinds
 from codeflare.kube.informer import SharedInformers
 from codeflare.kube.kinds import Kind
-from codeflare.operator import manifests
+from codeflare.operator import forecast_api, manifests
 from codeflare.operator.appwrapper import controller as appwrapper_controller
-from codeflare.operator.config import CONFIGMAP_NAME, OperatorConfig, config_map
+from codeflare.operator.config import CONFIGMAP_NAME, OperatorConfig, WebhookConfig, config_map
 from codeflare.operator.metrics import OperatorMetrics
 from codeflare.operator.queueing import controller as queueing_controller
 from codeflare.operator.queueing import jobs
@@ -36,7 +36,9 @@ from codeflare.operator.raycluster import controller as raycluster_controller
 from codeflare.operator.raycluster import oauth
 from codeflare.operator.scaleout import controller as scaleout_controller
 from codeflare.operator.scaleout import groups as scaleout_groups
+from codeflare.operator.visibility import controller as visibility_controller
 from codeflare.operator.webhooks import server as webhook_server
+from codeflare.operator.webhooks.clientconfig import listen_port
 from tests.support.apiserver import ServerProcess
 from tests.support.kubectl import KUBECTL, NEEDS_KUBECTL
 
@@ -67,6 +69,11 @@ CLIENT_VERBS: dict[str, tuple[tuple[str, bool], ...]] = {
 SECRET_GRANTS = {("", "secrets", "create")}
 # Kinds the operator only touches in its own namespace: granted by a Role, not the ClusterRole.
 OWN_NAMESPACE_ONLY = {kinds.CONFIGMAP, kinds.LEASE}
+
+# What deploy/operator/config.yaml holds (deploy/operator/generate.py): the defaults, and the
+# webhook section a pod needs.
+DEPLOYED = OperatorConfig.default().model_copy(update={"webhook": WebhookConfig.in_cluster(NAMESPACE)})
+SERVICE_CALLERS = {"MutatingWebhookConfiguration", "ValidatingWebhookConfiguration", "APIService"}
 
 pytestmark = NEEDS_KUBECTL
 
@@ -289,12 +296,14 @@ def test_every_rendered_object_passes_server_side_dry_run(
 
 
 def test_shipped_config_map_is_the_default_configuration(rendered: list[Obj]) -> None:
+    """The defaults, but for the webhook section: in a pod, reached through a Service."""
     shipped = one(rendered, "ConfigMap", CONFIGMAP_NAME)
-    expected = config_map(NAMESPACE, OperatorConfig.default())
+    expected = config_map(NAMESPACE, DEPLOYED)
     shipped["metadata"]["labels"].pop("app.kubernetes.io/part-of", None)
     expected["metadata"]["labels"].pop("app.kubernetes.io/part-of", None)
     assert shipped == expected
-    assert OperatorConfig.from_config_map(shipped) == OperatorConfig.default()
+    assert OperatorConfig.from_config_map(shipped) == DEPLOYED
+    assert DEPLOYED.model_copy(update={"webhook": WebhookConfig()}) == OperatorConfig.default()
     generated = subprocess.run(
         [
             str(REPO / ".venv" / "bin" / "python"),
@@ -314,7 +323,11 @@ def test_deployment_probes_ports_and_security(rendered: list[Obj]) -> None:
     defaults = OperatorConfig.default()
     assert defaults.health.listen is not None and defaults.metrics.listen is not None
     ports = {p["name"]: p["containerPort"] for p in container["ports"]}
-    assert ports == {"health": defaults.health.listen[1], "metrics": defaults.metrics.listen[1]}
+    assert ports == {
+        "health": defaults.health.listen[1],
+        "metrics": defaults.metrics.listen[1],
+        **listened_by_operator(DEPLOYED),
+    }
     liveness, readiness = container["livenessProbe"]["httpGet"], container["readinessProbe"]["httpGet"]
     assert (liveness["path"], ports[liveness["port"]]) == (f"/{defaults.health.liveness_endpoint_name}", 8081)
     assert (readiness["path"], ports[readiness["port"]]) == (
@@ -334,6 +347,71 @@ def test_deployment_probes_ports_and_security(rendered: list[Obj]) -> None:
         service["spec"]["selector"].items()
         <= pod.get("labels", deployment["spec"]["template"]["metadata"]["labels"]).items()
     )
+
+
+def listened_by_operator(config: OperatorConfig) -> dict[str, int]:
+    """The in-pod ports of the operator's HTTPS servers, by the name its Service targets."""
+    service = config.webhook.service
+    assert service is not None
+    return {
+        "webhook": config.webhook.listen[1],
+        "visibility": listen_port(config.webhook, "visibility"),
+        "forecast": listen_port(config.webhook, "forecast"),
+    }
+
+
+def service_references(rendered: list[Obj]) -> list[tuple[str, Obj, int]]:
+    """(what, service reference, in-pod port it must reach) for every Service that deploy/ makes
+    the API server call: the CRDs' conversion, and what the operator registers from the shipped
+    configuration (webhook configurations, APIServices), plus any of those shipped as objects."""
+    webhook = DEPLOYED.webhook
+    ports = listened_by_operator(DEPLOYED)
+    found: list[tuple[str, Obj, int]] = []
+    for crd in (o for o in rendered if o["kind"] == "CustomResourceDefinition"):
+        hook = (crd["spec"].get("conversion") or {}).get("webhook")
+        if hook is not None:
+            found.append(
+                (f"CRD {crd['metadata']['name']}", hook["clientConfig"]["service"], ports["webhook"])
+            )
+    mutating, validating = webhook_server.webhook_configurations("", "", "Ignore", webhook, NAMESPACE)
+    local_service, forecast = forecast_api.registration(NAMESPACE, 0, b"", webhook)
+    assert local_service is None  # deploy/ ships the Service; the operator applies none
+    registered = [
+        mutating,
+        validating,
+        *visibility_controller.api_services(NAMESPACE, b"", webhook),
+        forecast,
+    ]
+    shipped = [o for o in rendered if o["kind"] in SERVICE_CALLERS]
+    for obj in registered + shipped:
+        what = f"{obj['kind']} {obj['metadata']['name']}"
+        if obj["kind"] == "APIService":
+            server = "forecast" if obj["spec"]["group"] == forecast_api.GROUP else "visibility"
+            found.append((what, obj["spec"]["service"], ports[server]))
+        else:
+            found += [(what, h["clientConfig"]["service"], ports["webhook"]) for h in obj["webhooks"]]
+    return found
+
+
+def test_every_service_the_api_server_calls_is_shipped_and_reaches_the_operator(rendered: list[Obj]) -> None:
+    deployment = one(rendered, "Deployment", "codeflare-operator")
+    pod_labels = deployment["spec"]["template"]["metadata"]["labels"]
+    [container] = deployment["spec"]["template"]["spec"]["containers"]
+    container_ports = {p["name"]: p["containerPort"] for p in container["ports"]}
+    references = service_references(rendered)
+    callers = {what for what, _, _ in references}
+    # the 5 Kueue CRDs converted by webhook, both configurations, visibility v1beta1/v1beta2, forecast
+    assert len(callers) == 5 + 2 + 3, sorted(callers)
+    for what, reference, in_pod in references:
+        service = one(rendered, "Service", reference["name"])
+        assert service["metadata"]["namespace"] == reference["namespace"], what
+        assert service["spec"]["selector"].items() <= pod_labels.items(), what
+        # a Service port left out is 443 for webhooks, CRD conversion and APIServices alike
+        [port] = [p for p in service["spec"]["ports"] if p["port"] == reference.get("port", 443)]
+        target = port["targetPort"]
+        assert (container_ports.get(target) if isinstance(target, str) else target) == in_pod, what
+    # kube-apiserver comes from outside the pod: the servers listen on its interfaces
+    assert DEPLOYED.webhook.listen[0] == "0.0.0.0"
 
 
 def test_rbac_grants_exactly_what_the_operator_uses(rendered: list[Obj]) -> None:

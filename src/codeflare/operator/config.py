@@ -29,12 +29,13 @@ from pydantic import (
     ValidationError,
     ValidationInfo,
     field_validator,
+    model_validator,
 )
 from pydantic.alias_generators import to_camel
 from pydantic_core import PydanticCustomError
 
 from codeflare.k8s.constants import OPERATOR_NAME
-from codeflare.k8s.names import is_dns1123_subdomain
+from codeflare.k8s.names import is_dns1123_label, is_dns1123_subdomain
 from codeflare.operator.durations import DurationError, format_duration, parse_duration
 
 __all__ = [
@@ -56,6 +57,7 @@ __all__ = [
     "QueueingConfig",
     "WaitForPodsReadyConfig",
     "WebhookConfig",
+    "WebhookService",
     "config_map",
 ]
 
@@ -372,6 +374,47 @@ class KubeRayConfig(_Section):
     mtls_enabled: bool = Field(default=True, alias="mTLSEnabled")
 
 
+def _service_name(value: str) -> str:
+    problems = is_dns1123_label(value)
+    if problems:
+        detail = {"text": value, "problems": "; ".join(problems)}
+        raise PydanticCustomError("service_name", 'invalid value "{text}": {problems}', detail)
+    return value
+
+
+def _namespace_or_empty(value: str) -> str:
+    return value if value == "" else _service_name(value)
+
+
+_Port = Annotated[int, Field(ge=1, le=65535)]
+
+
+class WebhookService(_Section):
+    """The Service in front of the operator's pod, through which a real cluster's API server calls
+    the webhooks, the CRD conversion and the aggregated APIs (they would otherwise be named by the
+    operator's own URL, which only an API server on the same host can reach).
+
+    ``namespace`` "" means the operator's namespace. ``port`` is the webhooks' (and conversion's)
+    Service port; ``visibility_port`` and ``forecast_port`` are both the Service ports and the
+    in-pod ports the aggregated APIs listen on (a Service cannot target a port picked at random).
+    """
+
+    name: Annotated[str, AfterValidator(_service_name)]
+    namespace: Annotated[str, AfterValidator(_namespace_or_empty)] = ""
+    port: _Port = 443
+    visibility_port: _Port = 8443
+    forecast_port: _Port = 8444
+
+    @model_validator(mode="after")
+    def _distinct_ports(self) -> WebhookService:
+        if len({self.port, self.visibility_port, self.forecast_port}) < 3:
+            raise PydanticCustomError("service_ports", "port, visibilityPort and forecastPort must differ")
+        return self
+
+
+IN_CLUSTER_WEBHOOK_SERVICE = "codeflare-operator-webhook"  # deploy/operator/webhook_service.yaml
+
+
 class WebhookConfig(_Section):
     """The operator's admission webhooks: HTTPS listener and its self-generated certificates.
 
@@ -388,6 +431,7 @@ class WebhookConfig(_Section):
     failure_policy: Literal["Ignore", "Fail"] = "Ignore"
     cert_dir: str = ""
     cert_validity: PositiveDuration = timedelta(hours=24)
+    service: WebhookService | None = None
 
     @field_validator("bind_address")
     @classmethod
@@ -395,6 +439,35 @@ class WebhookConfig(_Section):
         if value == "0":
             raise PydanticCustomError("bind_address", 'use "enabled: false" to switch the webhooks off')
         return value
+
+    @field_validator("service")
+    @classmethod
+    def _fixed_ports(cls, value: WebhookService | None, info: ValidationInfo) -> WebhookService | None:
+        address = info.data.get("bind_address")
+        if value is None or address is None:
+            return value
+        bound = _bind_port(address)
+        port = bound[1] if bound else 0
+        if port == 0:
+            raise PydanticCustomError(
+                "service_port", "needs a fixed port in bindAddress (a Service cannot target port 0)"
+            )
+        if port in (value.visibility_port, value.forecast_port):
+            raise PydanticCustomError(
+                "service_port",
+                "bindAddress port {port} is also visibilityPort or forecastPort",
+                {"port": port},
+            )
+        return value
+
+    @classmethod
+    def in_cluster(cls, namespace: str) -> WebhookConfig:
+        """The settings deploy/ ships: listen on the pod's interfaces (port 9443), reached through
+        the Service ``codeflare-operator-webhook`` in ``namespace``."""
+        return cls(
+            bind_address="0.0.0.0:9443",
+            service=WebhookService(name=IN_CLUSTER_WEBHOOK_SERVICE, namespace=namespace),
+        )
 
     @property
     def listen(self) -> tuple[str, int]:

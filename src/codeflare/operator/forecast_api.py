@@ -29,12 +29,14 @@ from codeflare.k8s.quantity import QuantityError, format_milli
 from codeflare.k8s.timestamps import format_rfc3339
 from codeflare.k8s.types import Obj
 from codeflare.kube import errors, kinds
+from codeflare.operator.config import WebhookConfig
 from codeflare.operator.context import OperatorContext
 from codeflare.operator.queueing.feeder import QueueingState
 from codeflare.operator.queueing.forecasting import StartForecaster
 from codeflare.operator.visibility.access import AccessReviewer
-from codeflare.operator.visibility.controller import APISERVICE, _front_proxy_trust
+from codeflare.operator.visibility.controller import APISERVICE, _front_proxy_trust, api_service_reference
 from codeflare.operator.visibility.server import AggregatedServer, ApiStatus, FrontProxyTrust, RemoteUser
+from codeflare.operator.webhooks.clientconfig import listen_port, service_hosts
 from codeflare.scheduling import PodSet, Workload
 from codeflare.scheduling.feasibility import Feasibility, check_feasibility
 from codeflare.scheduling.forecast import fork
@@ -220,8 +222,12 @@ class ForecastServer(AggregatedServer):
                                   "groupVersion": f"{GROUP}/{VERSION}", "resources": [resource]})  # fmt: skip
 
 
-def registration(namespace: str, port: int, ca_bundle: bytes) -> tuple[Obj, Obj]:
-    """The Service (with the loopback port the embedded API server resolves) and the APIService."""
+def registration(
+    namespace: str, port: int, ca_bundle: bytes, settings: WebhookConfig | None = None
+) -> tuple[Obj | None, Obj]:
+    """The Service (with the loopback port the embedded API server resolves; None with
+    ``webhook.service`` set, whose Service deploy/ ships) and the APIService."""
+    settings = settings or WebhookConfig()
     service = {
         "apiVersion": "v1",
         "kind": "Service",
@@ -235,27 +241,30 @@ def registration(namespace: str, port: int, ca_bundle: bytes) -> tuple[Obj, Obj]
     }
     spec = {"group": GROUP, "version": VERSION, "groupPriorityMinimum": 100, "versionPriority": 100,
             "caBundle": base64.b64encode(ca_bundle).decode(),
-            "service": {"name": SERVICE_NAME, "namespace": namespace, "port": 443}}  # fmt: skip
+            "service": api_service_reference(settings, namespace, "forecast", SERVICE_NAME)}  # fmt: skip
     api_service = {"apiVersion": APISERVICE.api_version, "kind": APISERVICE.kind,
                    "metadata": {"name": f"{VERSION}.{GROUP}", "labels": {MANAGED_BY_LABEL: OPERATOR_NAME}},
                    "spec": spec}  # fmt: skip
-    return service, api_service
+    return (service if settings.service is None else None), api_service
 
 
 async def serve(ctx: OperatorContext, endpoint: FeasibilityEndpoint) -> None:
     """Serve until cancelled, registered once listening."""
     trust = await _front_proxy_trust(ctx)
     ca = certs.new_ca("codeflare-operator-forecast-ca")
-    leaf = certs.issue(ca, SERVICE_NAME, ["127.0.0.1", "localhost", f"{SERVICE_NAME}.{ctx.namespace}.svc"])
+    settings = ctx.config.webhook
+    dns = [f"{SERVICE_NAME}.{ctx.namespace}.svc", *service_hosts(settings, ctx.namespace)]
+    leaf = certs.issue(ca, SERVICE_NAME, ["127.0.0.1", "localhost", *dns])
     server = ForecastServer(trust, endpoint)
-    host, _ = ctx.config.webhook.listen
+    host, _ = settings.listen
     try:
-        port = await server.start(host, 0, leaf.cert_pem, leaf.key_pem)
+        port = await server.start(host, listen_port(settings, "forecast"), leaf.cert_pem, leaf.key_pem)
         delay = 0.5
         while True:
             try:
-                service, api_service = registration(ctx.namespace, port, ca.cert_pem)
-                await ctx.kube.apply(kinds.SERVICE, service, field_manager=FIELD_MANAGER)
+                service, api_service = registration(ctx.namespace, port, ca.cert_pem, settings)
+                if service is not None:
+                    await ctx.kube.apply(kinds.SERVICE, service, field_manager=FIELD_MANAGER)
                 await ctx.kube.apply(APISERVICE, api_service, field_manager=FIELD_MANAGER)
                 break
             except errors.KubeError as exc:

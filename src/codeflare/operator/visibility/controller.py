@@ -6,10 +6,12 @@ queue order) returns one background coroutine that reads the front proxy's CA fr
 127.0.0.1 and the Service's DNS name; kept for the process's life, not rotated), serves
 :class:`~codeflare.operator.visibility.server.AggregatedServer` with the pending-workloads
 registrar, applies the Service ``codeflare-operator-visibility`` (with the loopback port the
-embedded API server resolves, :data:`~codeflare.k8s.constants.LOOPBACK_PORT_ANNOTATION`) and the
-APIServices ``v1beta2``/``v1beta1.visibility.kueue.x-k8s.io`` carrying the CA bundle, and only
-then marks ``visibility`` ready. With ``queueing.enabled: false`` it is not started (a real Kueue
-serves this group). Other features add their routes by passing registrars as ``extra``.
+embedded API server resolves, :data:`~codeflare.k8s.constants.LOOPBACK_PORT_ANNOTATION`; with
+``webhook.service`` set, on a real cluster, it listens on that Service's visibility port instead
+and applies no Service) and the APIServices ``v1beta2``/``v1beta1.visibility.kueue.x-k8s.io``
+carrying the CA bundle, and only then marks ``visibility`` ready. With ``queueing.enabled: false``
+it is not started (a real Kueue serves this group). Other features add their routes by passing
+registrars as ``extra``.
 """
 
 from __future__ import annotations
@@ -25,12 +27,14 @@ from codeflare.k8s.constants import LOOPBACK_PORT_ANNOTATION, MANAGED_BY_LABEL, 
 from codeflare.k8s.types import Obj
 from codeflare.kube import errors, kinds
 from codeflare.kube.kinds import Kind
+from codeflare.operator.config import WebhookConfig
 from codeflare.operator.context import OperatorContext
 from codeflare.operator.queueing.feeder import QueueingState
 from codeflare.operator.visibility.access import AccessReviewer
 from codeflare.operator.visibility.endpoints import VERSIONS, pending_workloads_routes
 from codeflare.operator.visibility.pending import GROUP
 from codeflare.operator.visibility.server import AggregatedServer, FrontProxyTrust, Registrar
+from codeflare.operator.webhooks.clientconfig import Server, client_config, listen_port, service_hosts
 
 log = logging.getLogger(__name__)
 
@@ -74,16 +78,25 @@ def service(namespace: str, port: int) -> Obj:
     }  # fmt: skip
 
 
-def api_services(namespace: str, ca_bundle: bytes) -> list[Obj]:
+def api_service_reference(settings: WebhookConfig, namespace: str, server: Server, local_name: str) -> Obj:
+    """An APIService's ``spec.service``: ``webhook.service`` (a real cluster), else the Service
+    ``local_name`` the operator applies with its loopback port (local mode)."""
+    if settings.service is None:
+        return {"name": local_name, "namespace": namespace, "port": 443}
+    return dict(client_config(settings, namespace, server)["service"])
+
+
+def api_services(namespace: str, ca_bundle: bytes, settings: WebhookConfig | None = None) -> list[Obj]:
     """One APIService per served version, as Kueue's config/components/visibility declares them
     (groupPriorityMinimum and versionPriority 100), but verified with our CA instead of
     ``insecureSkipTLSVerify``."""
+    reference = api_service_reference(settings or WebhookConfig(), namespace, "visibility", SERVICE_NAME)
     return [
         {"apiVersion": APISERVICE.api_version, "kind": APISERVICE.kind,
          "metadata": {"name": f"{version}.{GROUP}", "labels": {MANAGED_BY_LABEL: OPERATOR_NAME}},
          "spec": {"group": GROUP, "version": version, "groupPriorityMinimum": 100, "versionPriority": 100,
                   "caBundle": base64.b64encode(ca_bundle).decode(),
-                  "service": {"name": SERVICE_NAME, "namespace": namespace, "port": 443}}}
+                  "service": reference}}
         for version in VERSIONS
     ]  # fmt: skip
 
@@ -107,8 +120,10 @@ async def _register(ctx: OperatorContext, port: int, ca_bundle: bytes) -> None:
     delay = 0.5
     while True:
         try:
-            await ctx.kube.apply(kinds.SERVICE, service(ctx.namespace, port), field_manager=FIELD_MANAGER)
-            for body in api_services(ctx.namespace, ca_bundle):
+            settings = ctx.config.webhook
+            if settings.service is None:  # a real cluster's Service is deploy/'s
+                await ctx.kube.apply(kinds.SERVICE, service(ctx.namespace, port), field_manager=FIELD_MANAGER)
+            for body in api_services(ctx.namespace, ca_bundle, settings):
                 await ctx.kube.apply(APISERVICE, body, field_manager=FIELD_MANAGER)
             return
         except errors.KubeError as exc:
@@ -121,12 +136,13 @@ async def serve_visibility(ctx: OperatorContext, registrars: Sequence[Registrar]
     """Serve until cancelled (the operator's shutdown)."""
     trust = await _front_proxy_trust(ctx)
     ca = certs.new_ca("codeflare-operator-visibility-ca")
-    dns = f"{SERVICE_NAME}.{ctx.namespace}.svc"
-    leaf = certs.issue(ca, SERVICE_NAME, ["127.0.0.1", "localhost", dns])
+    settings = ctx.config.webhook
+    dns = [f"{SERVICE_NAME}.{ctx.namespace}.svc", *service_hosts(settings, ctx.namespace)]
+    leaf = certs.issue(ca, SERVICE_NAME, ["127.0.0.1", "localhost", *dns])
     server = AggregatedServer(trust, registrars)
-    host, _ = ctx.config.webhook.listen  # the operator's HTTPS host (loopback unless configured)
+    host, _ = settings.listen  # the operator's HTTPS host (loopback unless configured)
     try:
-        port = await server.start(host, 0, leaf.cert_pem, leaf.key_pem)
+        port = await server.start(host, listen_port(settings, "visibility"), leaf.cert_pem, leaf.key_pem)
         await _register(ctx, port, ca.cert_pem)
         ctx.mark_ready(READY_COMPONENT)
         log.info("visibility API %s registered (port %d)", GROUP, port)

@@ -2,11 +2,12 @@
 
 :func:`register` marks the ``webhooks`` readiness component false and returns one background
 coroutine that starts the HTTPS server, applies the webhook configurations and points our Kueue
-CRDs' conversion at it, with the current CA bundle, and only then marks ``webhooks`` ready (so
-``/readyz`` waits for them); every :data:`CONVERSION_RECHECK` seconds it points a re-applied CRD
-back at it. Certificates are replaced when two thirds of their validity have passed, and the
-configurations re-applied before the new serving certificate is in use. OpenShift is detected once,
-from whether the API serves ``route.openshift.io``; the OAuth sidecar is injected only there.
+CRDs' conversion at it (by URL, or through ``webhook.service`` on a real cluster), with the current
+CA bundle, and only then marks ``webhooks`` ready (so ``/readyz`` waits for them); every
+:data:`CONVERSION_RECHECK` seconds it points a re-applied CRD back at it. Certificates are replaced
+when two thirds of their validity have passed, and the configurations re-applied before the new
+serving certificate is in use. OpenShift is detected once, from whether the API serves
+``route.openshift.io``; the OAuth sidecar is injected only there.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from codeflare.kube import errors, kinds
 from codeflare.kube.client import AsyncKube
 from codeflare.operator.context import OperatorContext
 from codeflare.operator.webhooks.admission import AdmissionSettings
+from codeflare.operator.webhooks.clientconfig import service_hosts
 from codeflare.operator.webhooks.server import (
     WebhookCertificates,
     WebhookServer,
@@ -61,9 +63,11 @@ async def _register_until_current(ctx: OperatorContext, base_url: str, bundle: s
     delay = 0.5
     while True:
         try:
-            policy = ctx.config.webhook.failure_policy
-            admission = await register_configurations(ctx.kube, base_url, bundle, policy)
-            if await register_conversions(ctx.kube, base_url, bundle) and admission:
+            settings = ctx.config.webhook
+            admission = await register_configurations(
+                ctx.kube, base_url, bundle, settings.failure_policy, settings, ctx.namespace
+            )
+            if await register_conversions(ctx.kube, base_url, bundle, settings, ctx.namespace) and admission:
                 return
             log.warning("webhook configurations do not carry the current CA bundle yet; retrying")
         except errors.KubeError as exc:
@@ -76,7 +80,7 @@ async def _keep_conversions(ctx: OperatorContext, base_url: str, bundle: str) ->
     """Point our Kueue CRDs at ``/convert`` again where a re-applied manifest (``kubectl apply -f
     deploy/crds``, an upgrade) put back the shipped clientConfig; reads only when nothing drifted."""
     try:
-        await register_conversions(ctx.kube, base_url, bundle)
+        await register_conversions(ctx.kube, base_url, bundle, ctx.config.webhook, ctx.namespace)
     except errors.KubeError as exc:
         log.warning("cannot check the Kueue CRDs' conversion webhook: %s; checking again later", exc)
 
@@ -85,7 +89,8 @@ async def serve_webhooks(ctx: OperatorContext) -> None:
     """Serve until cancelled (the operator's shutdown)."""
     settings = ctx.config.webhook
     directory, holder = certificate_directory(settings.cert_dir)
-    certificates = WebhookCertificates(directory, settings.cert_validity, ctx.clock)
+    hosts = service_hosts(settings, ctx.namespace)
+    certificates = WebhookCertificates(directory, settings.cert_validity, ctx.clock, hosts)
     certificates.rotate()
     openshift = await serves_routes(ctx.kube, ctx.namespace)
     server = WebhookServer(ctx.kube, admission_settings(ctx, openshift), certificates, ctx.discovery)
@@ -95,7 +100,8 @@ async def serve_webhooks(ctx: OperatorContext) -> None:
         base_url = f"https://{host}:{port}"
         await _register_until_current(ctx, base_url, certificates.ca_bundle_b64)
         ctx.mark_ready(READY_COMPONENT)
-        log.info("webhooks registered (%s, OpenShift: %s)", base_url, openshift)
+        reached = settings.service.name if settings.service else base_url
+        log.info("webhooks registered (%s, OpenShift: %s)", reached, openshift)
         while True:
             await asyncio.sleep(min(certificates.seconds_until_rotation(), CONVERSION_RECHECK))
             if certificates.seconds_until_rotation() > 0:

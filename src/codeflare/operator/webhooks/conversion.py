@@ -49,9 +49,11 @@ def conversion_response(review: Any) -> Obj:
     }
 
 
-def conversion_patch(url: str, ca_bundle_b64: str) -> Obj:
-    """A merge patch of a CRD: strategy Webhook, calling ``url`` with ``ca_bundle_b64`` trusted."""
-    client_config = {"url": url, "caBundle": ca_bundle_b64, "service": None}
+def conversion_patch(reference: Obj, ca_bundle_b64: str) -> Obj:
+    """A merge patch of a CRD: strategy Webhook, calling ``reference`` (``{"url": ...}`` or
+    ``{"service": ...}``, see :mod:`~codeflare.operator.webhooks.clientconfig`) with
+    ``ca_bundle_b64`` trusted; the other way of naming it is cleared."""
+    client_config: Obj = {"url": None, "service": None, **reference, "caBundle": ca_bundle_b64}
     webhook = {"clientConfig": client_config, "conversionReviewVersions": ["v1"]}
     return {"spec": {"conversion": {"strategy": "Webhook", "webhook": webhook}}}
 

@@ -1,8 +1,9 @@
 """The webhook HTTPS endpoint: certificates, the aiohttp server, and its registration.
 
-:class:`WebhookCertificates` makes a self-signed CA and a serving certificate for 127.0.0.1 and
-replaces both when two thirds of the validity have passed; the CA bundle announced to the API
-server keeps the previous CA too, so calls signed either way are trusted during the switch.
+:class:`WebhookCertificates` makes a self-signed CA and a serving certificate for 127.0.0.1 (and
+the names of ``webhook.service`` when set) and replaces both when two thirds of the validity have
+passed; the CA bundle announced to the API server keeps the previous CA too, so calls signed
+either way are trusted during the switch.
 :class:`WebhookServer` answers AdmissionReviews on one path per rule (the rules are pure; the
 SubjectAccessReviews of AppWrapper validation are made here). :func:`webhook_configurations`
 builds the Mutating/ValidatingWebhookConfiguration ``codeflare-operator`` pointing at the server;
@@ -21,7 +22,7 @@ import logging
 import math
 import ssl
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -36,6 +37,7 @@ from codeflare.kube import errors, kinds
 from codeflare.kube.client import AsyncKube
 from codeflare.kube.discovery import Discovery
 from codeflare.kube.kinds import Kind
+from codeflare.operator.config import WebhookConfig
 from codeflare.operator.webhooks import appwrapper, conversion, kueue, raycluster
 from codeflare.operator.webhooks.admission import (
     AccessCheck,
@@ -46,6 +48,7 @@ from codeflare.operator.webhooks.admission import (
     denied,
     response_review,
 )
+from codeflare.operator.webhooks.clientconfig import client_config
 
 log = logging.getLogger(__name__)
 
@@ -169,8 +172,15 @@ ENDPOINTS: tuple[Endpoint, ...] = (
 class WebhookCertificates:
     """The CA and serving certificate of the webhook server, kept as files for the SSL context."""
 
-    def __init__(self, directory: Path, validity: datetime.timedelta, clock: Callable[[], float]) -> None:
+    def __init__(
+        self,
+        directory: Path,
+        validity: datetime.timedelta,
+        clock: Callable[[], float],
+        hosts: Sequence[str] = (),
+    ) -> None:
         self.directory = directory
+        self.hosts = ["127.0.0.1", "localhost", *hosts]  # hosts: the Service's names, if any
         self.validity = validity
         self.clock = clock
         self.ssl_context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
@@ -184,7 +194,7 @@ class WebhookCertificates:
 
         days = max(1, math.ceil(self.validity / datetime.timedelta(days=1)))
         ca = new_ca("codeflare-operator-webhook-ca", days=days * 2)
-        leaf = issue(ca, "codeflare-operator-webhook", ["127.0.0.1", "localhost"], days=days)
+        leaf = issue(ca, "codeflare-operator-webhook", self.hosts, days=days)
         self.directory.mkdir(parents=True, exist_ok=True)
         cert, key = self.directory / "tls.crt", self.directory / "tls.key"
         write_private(key, leaf.key_pem)
@@ -206,16 +216,25 @@ class WebhookCertificates:
 
 
 def webhook_configurations(
-    base_url: str, ca_bundle_b64: str, failure_policy: str = "Ignore"
+    base_url: str,
+    ca_bundle_b64: str,
+    failure_policy: str = "Ignore",
+    settings: WebhookConfig | None = None,
+    namespace: str = "",
 ) -> tuple[Obj, Obj]:
-    """(mutating, validating) configurations naming the server at ``base_url``.
+    """(mutating, validating) configurations naming the server at ``base_url``, or the Service of
+    ``settings.service`` when set (in ``namespace`` unless it names its own).
 
     Every webhook is registered whichever controllers are enabled (their rules are the API's)."""
+    settings = settings or WebhookConfig()
 
     def webhook(endpoint: Endpoint) -> Obj:
+        reference = client_config(
+            settings, namespace, "webhook", url=base_url + endpoint.path, path=endpoint.path
+        )
         return {
             "name": endpoint.webhook_name,
-            "clientConfig": {"url": base_url + endpoint.path, "caBundle": ca_bundle_b64},
+            "clientConfig": {**reference, "caBundle": ca_bundle_b64},
             "rules": [
                 {
                     "apiGroups": [endpoint.group],
@@ -248,10 +267,17 @@ def webhook_configurations(
 
 
 async def register_configurations(
-    kube: AsyncKube, base_url: str, ca_bundle_b64: str, failure_policy: str = "Ignore"
+    kube: AsyncKube,
+    base_url: str,
+    ca_bundle_b64: str,
+    failure_policy: str = "Ignore",
+    settings: WebhookConfig | None = None,
+    namespace: str = "",
 ) -> bool:
     """Apply both configurations; True when they read back carrying ``ca_bundle_b64``."""
-    mutating, validating = webhook_configurations(base_url, ca_bundle_b64, failure_policy)
+    mutating, validating = webhook_configurations(
+        base_url, ca_bundle_b64, failure_policy, settings, namespace
+    )
     current = True
     for kind, body in ((MUTATING, mutating), (VALIDATING, validating)):
         await kube.apply(kind, body, field_manager=FIELD_MANAGER)
@@ -263,11 +289,21 @@ async def register_configurations(
     return current
 
 
-async def register_conversions(kube: AsyncKube, base_url: str, ca_bundle_b64: str) -> bool:
-    """Point our Kueue CRDs' conversion at ``base_url``/convert; True when each carries the bundle.
+async def register_conversions(
+    kube: AsyncKube,
+    base_url: str,
+    ca_bundle_b64: str,
+    settings: WebhookConfig | None = None,
+    namespace: str = "",
+) -> bool:
+    """Point our Kueue CRDs' conversion at ``base_url``/convert (or at ``settings.service``'s
+    /convert); True when each carries the bundle.
 
     A CRD not installed, or not ours (a real Kueue's), is left alone and counts as current."""
-    url = base_url + conversion.CONVERT_PATH
+    path = conversion.CONVERT_PATH
+    reference = client_config(
+        settings or WebhookConfig(), namespace, "webhook", url=base_url + path, path=path
+    )
     current = True
     for kind in conversion.CONVERTED_KINDS:
         name = conversion.crd_name(kind)
@@ -276,9 +312,10 @@ async def register_conversions(kube: AsyncKube, base_url: str, ca_bundle_b64: st
             continue
         hook = ((crd.get("spec") or {}).get("conversion") or {}).get("webhook") or {}
         config = hook.get("clientConfig") or {}
-        if config.get("url") == url and config.get("caBundle") == ca_bundle_b64:
+        named = {key: value for key, value in config.items() if key != "caBundle"}
+        if named == reference and config.get("caBundle") == ca_bundle_b64:
             continue
-        stored = await kube.patch(kinds.CRD, name, conversion.conversion_patch(url, ca_bundle_b64))
+        stored = await kube.patch(kinds.CRD, name, conversion.conversion_patch(reference, ca_bundle_b64))
         hook = ((stored.get("spec") or {}).get("conversion") or {}).get("webhook") or {}
         current = current and (hook.get("clientConfig") or {}).get("caBundle") == ca_bundle_b64
     return current

@@ -65,7 +65,7 @@ def test_what_is_not_a_conversion_review_is_refused(body: Any) -> None:
 
 
 def test_the_crd_patch_names_the_url_and_drops_the_service() -> None:
-    hook = conversion_patch("https://127.0.0.1:9443/convert", "Q0E=")["spec"]["conversion"]
+    hook = conversion_patch({"url": "https://127.0.0.1:9443/convert"}, "Q0E=")["spec"]["conversion"]
     assert hook["strategy"] == "Webhook"
     assert hook["webhook"]["clientConfig"] == {
         "url": "https://127.0.0.1:9443/convert",
@@ -73,3 +73,9 @@ def test_the_crd_patch_names_the_url_and_drops_the_service() -> None:
         "service": None,
     }
     assert hook["webhook"]["conversionReviewVersions"] == ["v1"]
+
+
+def test_the_crd_patch_names_the_service_and_drops_the_url() -> None:
+    service = {"namespace": "ns", "name": "codeflare-operator-webhook", "port": 443, "path": "/convert"}
+    hook = conversion_patch({"service": service}, "Q0E=")["spec"]["conversion"]
+    assert hook["webhook"]["clientConfig"] == {"url": None, "service": service, "caBundle": "Q0E="}
