@@ -22,7 +22,6 @@ from typing import Any
 
 from aiohttp import web
 
-from codeflare.k8s import certs
 from codeflare.k8s.constants import LOOPBACK_PORT_ANNOTATION, MANAGED_BY_LABEL, OPERATOR_NAME
 from codeflare.k8s.names import is_dns1123_label
 from codeflare.k8s.quantity import QuantityError, format_milli
@@ -34,9 +33,14 @@ from codeflare.operator.context import OperatorContext
 from codeflare.operator.queueing.feeder import QueueingState
 from codeflare.operator.queueing.forecasting import StartForecaster
 from codeflare.operator.visibility.access import AccessReviewer
-from codeflare.operator.visibility.controller import APISERVICE, _front_proxy_trust, api_service_reference
+from codeflare.operator.visibility.controller import (
+    APISERVICE,
+    _front_proxy_trust,
+    api_service_reference,
+    serving_certificate,
+)
 from codeflare.operator.visibility.server import AggregatedServer, ApiStatus, FrontProxyTrust, RemoteUser
-from codeflare.operator.webhooks.clientconfig import listen_port, service_hosts
+from codeflare.operator.webhooks.clientconfig import listen_port
 from codeflare.scheduling import PodSet, Workload
 from codeflare.scheduling.feasibility import Feasibility, check_feasibility
 from codeflare.scheduling.forecast import fork
@@ -251,10 +255,8 @@ def registration(
 async def serve(ctx: OperatorContext, endpoint: FeasibilityEndpoint) -> None:
     """Serve until cancelled, registered once listening."""
     trust = await _front_proxy_trust(ctx)
-    ca = certs.new_ca("codeflare-operator-forecast-ca")
     settings = ctx.config.webhook
-    dns = [f"{SERVICE_NAME}.{ctx.namespace}.svc", *service_hosts(settings, ctx.namespace)]
-    leaf = certs.issue(ca, SERVICE_NAME, ["127.0.0.1", "localhost", *dns])
+    leaf, ca_pem = serving_certificate(settings, ctx.namespace, SERVICE_NAME)
     server = ForecastServer(trust, endpoint)
     host, _ = settings.listen
     try:
@@ -262,7 +264,7 @@ async def serve(ctx: OperatorContext, endpoint: FeasibilityEndpoint) -> None:
         delay = 0.5
         while True:
             try:
-                service, api_service = registration(ctx.namespace, port, ca.cert_pem, settings)
+                service, api_service = registration(ctx.namespace, port, ca_pem, settings)
                 if service is not None:
                     await ctx.kube.apply(kinds.SERVICE, service, field_manager=FIELD_MANAGER)
                 await ctx.kube.apply(APISERVICE, api_service, field_manager=FIELD_MANAGER)

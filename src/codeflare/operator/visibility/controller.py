@@ -101,6 +101,16 @@ def api_services(namespace: str, ca_bundle: bytes, settings: WebhookConfig | Non
     ]  # fmt: skip
 
 
+def serving_certificate(
+    settings: WebhookConfig, namespace: str, local_name: str
+) -> tuple[certs.CertPair, bytes]:
+    """(serving certificate, CA) of an aggregated API: valid for 127.0.0.1, its own loopback
+    Service ``local_name`` and, with ``webhook.service`` set, that Service's DNS names."""
+    ca = certs.new_ca(f"{local_name}-ca")
+    hosts = ["127.0.0.1", "localhost", f"{local_name}.{namespace}.svc", *service_hosts(settings, namespace)]
+    return certs.issue(ca, local_name, hosts), ca.cert_pem
+
+
 async def _front_proxy_trust(ctx: OperatorContext) -> FrontProxyTrust:
     """The ConfigMap's trust, waiting (with backoff) until the API server has published it."""
     delay = 0.5
@@ -135,15 +145,13 @@ async def _register(ctx: OperatorContext, port: int, ca_bundle: bytes) -> None:
 async def serve_visibility(ctx: OperatorContext, registrars: Sequence[Registrar]) -> None:
     """Serve until cancelled (the operator's shutdown)."""
     trust = await _front_proxy_trust(ctx)
-    ca = certs.new_ca("codeflare-operator-visibility-ca")
     settings = ctx.config.webhook
-    dns = [f"{SERVICE_NAME}.{ctx.namespace}.svc", *service_hosts(settings, ctx.namespace)]
-    leaf = certs.issue(ca, SERVICE_NAME, ["127.0.0.1", "localhost", *dns])
+    leaf, ca_pem = serving_certificate(settings, ctx.namespace, SERVICE_NAME)
     server = AggregatedServer(trust, registrars)
     host, _ = settings.listen  # the operator's HTTPS host (loopback unless configured)
     try:
         port = await server.start(host, listen_port(settings, "visibility"), leaf.cert_pem, leaf.key_pem)
-        await _register(ctx, port, ca.cert_pem)
+        await _register(ctx, port, ca_pem)
         ctx.mark_ready(READY_COMPONENT)
         log.info("visibility API %s registered (port %d)", GROUP, port)
         await asyncio.Event().wait()

@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 from codeflare.operator import forecast_api
 from codeflare.operator.config import ConfigError, OperatorConfig, WebhookConfig, WebhookService
-from codeflare.operator.visibility.controller import api_services
+from codeflare.operator.visibility.controller import api_services, serving_certificate
 from codeflare.operator.webhooks.clientconfig import client_config, listen_port, service_hosts
 from codeflare.operator.webhooks.server import ENDPOINTS, WebhookCertificates, webhook_configurations
 
@@ -98,6 +98,23 @@ def test_the_serving_certificate_names_the_service(tmp_path: Path) -> None:
         "codeflare-operator-webhook.codeflare-system.svc.cluster.local",
     }
     assert base64.b64decode(certs.ca_bundle_b64) == certs.ca_bundle
+
+
+@pytest.mark.parametrize("settings", [LOCAL, IN_CLUSTER], ids=["url", "service"])
+def test_the_aggregated_apis_certificates_name_the_service(settings: WebhookConfig) -> None:
+    leaf, ca = serving_certificate(settings, "codeflare-system", "codeflare-operator-visibility")
+    serving = x509.load_pem_x509_certificate(leaf.cert_pem)
+    sans = serving.extensions.get_extension_for_class(x509.SubjectAlternativeName).value
+    by_service = [
+        "codeflare-operator-webhook.codeflare-system.svc",
+        "codeflare-operator-webhook.codeflare-system.svc.cluster.local",
+    ]
+    assert sans.get_values_for_type(x509.DNSName) == [
+        "localhost",
+        "codeflare-operator-visibility.codeflare-system.svc",
+        *(by_service if settings.service else []),
+    ]
+    assert serving.issuer == x509.load_pem_x509_certificate(ca).subject
 
 
 @pytest.mark.parametrize(
