@@ -44,7 +44,7 @@ def test_quickstart_script(tmpdir_env: Path) -> None:
                             capture_output=True, text=True, timeout=600, check=False)
 
     assert result.returncode == 0, result.stdout + result.stderr
-    assert "pi-second waits: insufficient quota" in result.stdout
+    assert "pi-second waits: WaitingForQuota: insufficient quota" in result.stdout
     assert len(_results(result.stdout)) == 2, result.stdout
     assert "cleaned up" in result.stdout
     assert not list(tmpdir_env.glob("codeflare-home-*")), "the example left its home behind"
@@ -63,6 +63,6 @@ def test_quickstart_notebook(tmpdir_env: Path) -> None:
         for cell in notebook.cells if cell.cell_type == "code"
         for output in cell.get("outputs", []) if output.get("output_type") == "stream"
     )
-    assert "pi-second waits: insufficient quota" in text
+    assert "pi-second waits: WaitingForQuota: insufficient quota" in text
     assert len(_results(text)) == 2, text
     assert "cleaned up" in text

@@ -317,7 +317,8 @@ class QueueingConfig(_Section):
     capacity_check: bool = True
     wait_for_pods_ready: WaitForPodsReadyConfig = WaitForPodsReadyConfig()
     fair_sharing: FairSharingConfig = FairSharingConfig()
-    forecast_interval: Duration = timedelta(seconds=5)  # estimated starts refreshed at most this often; 0s: off
+    # estimated starts refreshed at most this often; 0s: off
+    forecast_interval: Duration = timedelta(seconds=5)
 
 
 class InstaScaleConfig(_Section):
