@@ -16,14 +16,11 @@ from codeflare.cli.main import main
 from codeflare.sdk import (
     Client,
     Cluster,
-    FlavorQuota,
-    create_cluster_queue,
-    create_local_queue,
-    create_resource_flavor,
 )
-from tests.sdk.conftest import control_plane, tiny
+from tests.sdk.conftest import control_plane
 from tests.support.apiserver import ServerProcess
-from tests.support.control_plane import ensure_namespace, wait_for
+from tests.support.control_plane import wait_for
+from tests.support.queued_clusters import three_queued
 
 __all__ = ["control_plane"]
 NS, QUEUE = "cli-team", "cli-queue"
@@ -31,22 +28,7 @@ NS, QUEUE = "cli-team", "cli-queue"
 
 @pytest.fixture(scope="module")
 def queued(control_plane: Client) -> Iterator[list[Cluster]]:
-    ensure_namespace(control_plane.kube, NS)
-    create_resource_flavor("cli-flavor", client=control_plane)
-    create_cluster_queue("cli-cq", [FlavorQuota("cli-flavor", {"cpu": "3", "memory": "4Gi"})],
-                         namespace_selector={}, client=control_plane)  # fmt: skip
-    create_local_queue(QUEUE, "cli-cq", NS, client=control_plane)
-    clusters = []
-    for name in ("a-first", "b-second", "c-third"):
-        cfg = tiny(name, workers=1, queue=QUEUE)
-        cfg.namespace = NS
-        clusters.append(Cluster(cfg, control_plane))
-        clusters[-1].apply()
-        if name == "a-first":
-            wait_for(lambda: clusters[0].why_pending() is None, 60, 0.2, what="a-first admitted")
-    yield clusters
-    for cluster in clusters:
-        cluster.down()
+    yield from three_queued(control_plane, "cli", NS, QUEUE)
 
 
 def describe(capsys: pytest.CaptureFixture[str], apiserver: ServerProcess, *extra: str) -> str:

@@ -17,38 +17,19 @@ from codeflare.kube.client import Kube
 from codeflare.sdk import (
     Client,
     Cluster,
-    FlavorQuota,
-    create_cluster_queue,
-    create_local_queue,
-    create_resource_flavor,
     list_all_queued,
 )
 from codeflare.sdk.status import PendingReason, QueuePosition, QueuePositions
-from tests.sdk.conftest import tiny
 from tests.support.apiserver import ServerProcess
-from tests.support.control_plane import ensure_namespace, wait_for
+from tests.support.control_plane import wait_for
+from tests.support.queued_clusters import three_queued
 
 NS, QUEUE = "vis-team", "vis"
 
 
 @pytest.fixture(scope="module")
 def queued(control_plane: Client) -> Iterator[list[Cluster]]:
-    ensure_namespace(control_plane.kube, NS)
-    create_resource_flavor("vis-flavor", client=control_plane)
-    create_cluster_queue("vis-cq", [FlavorQuota("vis-flavor", {"cpu": "3", "memory": "4Gi"})],
-                         namespace_selector={}, client=control_plane)  # fmt: skip
-    create_local_queue(QUEUE, "vis-cq", NS, client=control_plane)
-    clusters = []
-    for name in ("a-first", "b-second", "c-third"):
-        cfg = tiny(name, workers=1, queue=QUEUE)
-        cfg.namespace = NS
-        clusters.append(Cluster(cfg, control_plane))
-        clusters[-1].apply()
-        if name == "a-first":
-            wait_for(lambda: clusters[0].why_pending() is None, 60, 0.2, what="a-first admitted")
-    yield clusters
-    for cluster in clusters:
-        cluster.down()
+    yield from three_queued(control_plane, "vis", NS, QUEUE)
 
 
 def test_why_pending_gives_code_message_and_position(queued: list[Cluster]) -> None:
