@@ -24,6 +24,9 @@ POD_PRIORITY_CLASS_SOURCE = "scheduling.k8s.io/priorityclass"
 RESOURCE_IN_USE_FINALIZER = "kueue.x-k8s.io/resource-in-use"
 """On a ClusterQueue (while it has admitted workloads) or a ResourceFlavor (while a ClusterQueue
 names it): deletion waits until nothing uses it."""
+MAX_EXEC_TIME_LABEL = "kueue.x-k8s.io/max-exec-time-seconds"
+"""On a job: its Workload's ``spec.maximumExecutionTimeSeconds`` (a positive integer; Kueue's
+pkg/controller/constants, read by jobframework when it builds the Workload)."""
 
 # -- AppWrapper (workload.codeflare.dev) ------------------------------------------------------------
 APPWRAPPER_LABEL = "workload.codeflare.dev/appwrapper"

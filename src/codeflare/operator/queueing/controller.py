@@ -29,6 +29,7 @@ from codeflare.operator.queueing.decisions import DecisionWriter
 from codeflare.operator.queueing.feeder import CYCLE, EngineFeeder, JobRef, QueueingState
 from codeflare.operator.queueing.forecasting import StartForecaster
 from codeflare.operator.queueing.jobsync import JobSync
+from codeflare.operator.queueing.maxexec import MaxExecTimer
 from codeflare.operator.queueing.reporter import QueueStatusReporter
 from codeflare.scheduling import AdmissionEngine, FairSharing
 
@@ -67,6 +68,8 @@ class QueueingController:
         self.cohort_status = CohortStatusWriter(ctx, self.state, cfg.fair_sharing.enable)
         self.feeder.subscribe(ctx.informers, cfg.capacity_check)
         self.jobs.subscribe(ctx.informers)
+        self.maxexec = MaxExecTimer(ctx, self.state.workload_obj, self.writer.write_status)
+        self.maxexec.subscribe(ctx.informers)
         self.forecaster = StartForecaster(ctx, self.state)  # estimated starts (advice, published apart)
         self.forecaster.subscribe()
         self._queue_status_at = 0.0
@@ -77,6 +80,7 @@ class QueueingController:
 
     def background(self) -> list[Awaitable[Any]]:
         loops: list[Awaitable[Any]] = [self._schedule_loop(), self._job_loop(), self._reason_loop()]
+        loops.append(self._maxexec_loop())
         loops.append(self.forecaster.run(self._synced))
         forecast_api = importlib.import_module("codeflare.operator.forecast_api")  # feasibility checks
         loops += forecast_api.register(self.ctx, self.state, self.forecaster)
@@ -132,6 +136,10 @@ class QueueingController:
     async def _job_loop(self) -> None:
         await self._synced()
         await self.jobs.run()
+
+    async def _maxexec_loop(self) -> None:
+        await self._synced()
+        await self.maxexec.run()
 
     async def _reason_loop(self) -> None:
         await self._synced()

@@ -24,6 +24,7 @@ from codeflare.k8s.ownerrefs import owner_reference
 from codeflare.k8s.types import Obj
 from codeflare.kube import kinds
 from codeflare.kube.kinds import Kind
+from codeflare.operator.queueing import maxexec
 from codeflare.operator.queueing.adapters import QUEUED_KINDS, adapter_for
 
 __all__ = [
@@ -119,7 +120,8 @@ def workload_for(
     priority_class_name: str | None,
     priority_source: str = WORKLOAD_PRIORITY_CLASS_SOURCE,
 ) -> Obj:
-    """The Workload manifest that queues ``job`` (owner reference to the job)."""
+    """The Workload manifest that queues ``job`` (owner reference to the job); its
+    max-exec-time-seconds label sets ``spec.maximumExecutionTimeSeconds`` (ValueError if bad)."""
     meta = job.get("metadata") or {}
     labels = {JOB_UID_LABEL: str(meta.get("uid", ""))}
     spec: Obj = {
@@ -128,6 +130,9 @@ def workload_for(
         "priority": priority,
         "active": True,
     }
+    maximum = maxexec.label_seconds(job)  # ValueError on a bad label
+    if maximum is not None:
+        spec["maximumExecutionTimeSeconds"] = maximum
     ref = priority_class_ref(priority_source, priority_class_name or "")
     if ref is not None:
         spec["priorityClassRef"] = ref

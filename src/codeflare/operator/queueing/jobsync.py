@@ -334,7 +334,12 @@ class JobSync:
 
     async def _create_workload(self, kind: Kind, job: Obj) -> None:
         priority, name, source = self._priority(kind, job)
-        manifest = jobs.workload_for(kind, job, priority, name, source)
+        try:
+            manifest = jobs.workload_for(kind, job, priority, name, source)
+        except ValueError as exc:  # a bad max-exec-time-seconds label: the job stays suspended
+            log.warning("%s: %s", kind.ref(job["metadata"]["name"], job["metadata"].get("namespace")), exc)
+            await self.ctx.events.record(job, "InvalidLabel", str(exc), type_="Warning")
+            return
         try:
             created = await self.ctx.kube.create(kinds.WORKLOAD, manifest)
         except errors.AlreadyExists:

@@ -15,6 +15,7 @@ from codeflare.k8s.conditions import conditions_of, find_condition, is_condition
 from codeflare.k8s.quantity import Quantity
 from codeflare.k8s.timestamps import epoch_seconds
 from codeflare.k8s.types import Obj
+from codeflare.operator.queueing import maxexec
 from codeflare.operator.queueing.convert import admission_status
 from codeflare.scheduling import Admission, PendingInfo
 
@@ -111,7 +112,9 @@ def evicted_status(
         return None
     status = dict(obj.get("status") or {})
     status.pop("admission", None)
-    conds = conditions_of(obj)
+    status["conditions"] = conditions_of(obj)
+    reason, message = maxexec.on_admission_end(obj, status, reason, message, now)  # hook
+    conds = status["conditions"]
     set_condition(conds, "Evicted", "True", reason, message, now)
     set_condition(conds, "QuotaReserved", "False", PENDING, message, now)
     set_condition(conds, "Admitted", "False", "NoReservation", "The workload has no reservation", now)
