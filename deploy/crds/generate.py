@@ -1011,6 +1011,8 @@ def workload_v1beta2(schema: Schema) -> None:
     )
     rename_property(spec, "priorityClassName", "priorityClassRef", ref)
     del spec["properties"]["priorityClassSource"]
+    status = schema["properties"]["status"]  # Kueue v1beta2 fixed the v1beta1 field's spelling
+    rename_property(status, "accumulatedPastExexcutionTimeSeconds", "accumulatedPastExecutionTimeSeconds")
     spec["x-kubernetes-validations"] = [
         {"rule": "!has(self.priorityClassRef) || has(self.priority)",
          "message": "priority should not be nil when priorityClassRef is set"}
@@ -1092,6 +1094,9 @@ def workload() -> Schema:
             ),
             "conditions": conditions(
                 "QuotaReserved, Admitted, PodsReady, Evicted, Preempted, Requeued, Finished."
+            ),
+            "accumulatedPastExexcutionTimeSeconds": integer(  # Kueue's v1beta1 spelling
+                "Seconds admitted before the current admission (counts against the maximum)."
             ),
             "requeueState": obj(
                 {"count": integer("Times requeued after eviction.", minimum=0), "requeueAt": timestamp()},

@@ -188,7 +188,7 @@ class MaxExecTimer:
         namespace, _, name = key.partition("/")
         await self.ctx.kube.patch(kinds.WORKLOAD, name, {"spec": {"active": False}}, namespace)
         maximum = maximum_seconds(workload)
-        log.info("Workload %s ran past its maximum execution time (%ss); deactivated", key, maximum)
-        if written is not None:
+        if written is not None:  # not on a retry or a repeat (the cache still shows it active)
+            log.info("Workload %s ran past its maximum execution time (%ss); deactivated", key, maximum)
             message = f"The maximum execution time ({maximum}s) exceeded"
             await self.ctx.events.record(written, EXCEEDED, message, type_="Warning")
