@@ -12,8 +12,8 @@ cache's quota book); no input bookkeeping.
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass, replace
+from collections.abc import Callable, Collection
+from dataclasses import dataclass
 
 from codeflare.scheduling.assignment import (
     FIT,
@@ -27,11 +27,11 @@ from codeflare.scheduling.assignment import (
 )
 from codeflare.scheduling.fairsharing import Contender, fair_preemption, fair_winner
 from codeflare.scheduling.model import Admission
-from codeflare.scheduling.preemption import AdmittedWorkload, PreemptionPlan, Preemptor, plan_preemption
+from codeflare.scheduling.preemption import PreemptionPlan, Preemptor, plan_preemption_indexed
 from codeflare.scheduling.queues import OrderKey, ShapeClass
 from codeflare.scheduling.quota import FlavorResource
 from codeflare.scheduling.results import PendingInfo, Preempted, SchedulingResult, quota_reason
-from codeflare.scheduling.state import EngineState
+from codeflare.scheduling.state import EngineState, evolved
 
 RecordAdmission = Callable[[str, Admission], None]
 """Charges an admission to the engine's books at once (the cycle goes on against the new usage)."""
@@ -47,12 +47,14 @@ class _Entry:
     strict: bool
 
 
-def _plan(state: EngineState, preemptor: Preemptor, admitted: list[AdmittedWorkload]) -> PreemptionPlan:
-    """Victims by Kueue's fair-sharing preemption when fair sharing is on, else classical."""
-    fair = state.fair_sharing
+def _plan(state: EngineState, preemptor: Preemptor, exclude: Collection[str]) -> PreemptionPlan:
+    """Victims by Kueue's fair-sharing preemption when fair sharing is on, else classical, among
+    the admitted workloads of the preemptor's scope but those in ``exclude`` (admitted this cycle)."""
+    fair, cache = state.fair_sharing, state.cache
     if fair.enable:
-        return fair_preemption(state.cache.ctx, preemptor, admitted, fair.preemption_strategies)
-    return plan_preemption(state.cache.ctx, preemptor, admitted)
+        admitted = cache.scope_admitted(preemptor.compiled.spec.name, exclude)
+        return fair_preemption(cache.ctx, preemptor, admitted, fair.preemption_strategies)
+    return plan_preemption_indexed(cache.ctx, preemptor, cache.admitted_by_cq, exclude)
 
 
 def _assignment_reason(assignment: Assignment) -> PendingInfo:
@@ -78,7 +80,7 @@ def _assign(
         preemptor = Preemptor(
             compiled, workload.priority, workload.creation_time, {fr: quantity}, frozenset((fr,)), shape_key
         )
-        plan = _plan(state, preemptor, cache.scope_admitted(name, result.admissions))
+        plan = _plan(state, preemptor, result.admissions)
         if not plan.possible:
             return NO_CANDIDATES, own + quantity > compiled.nominal.get(fr, 0)
         freed = sum(v.usage.get(fr, 0) for v, _ in plan.victims if v.cluster_queue == name)
@@ -95,7 +97,7 @@ def _park(
 ) -> None:  # fmt: skip
     book = state.cache.book
     retry_at = now + state.backoff_time
-    info = replace(info, requeue_at=retry_at)
+    info = evolved(info, requeue_at=retry_at)
     state.manager.park(entry_cq, cls, book.freed_generation(book.scope(entry_cq)), retry_at, info)
     result.pending[order[2]] = info
     queue = state.manager.queue(entry_cq)
@@ -141,7 +143,7 @@ def _preempt(state: EngineState, entry: _Entry, now: float, result: SchedulingRe
     preemptor = Preemptor(
         cache.compiled(name), workload.priority, workload.creation_time, dict(usage), needed, key
     )
-    plan = _plan(state, preemptor, cache.scope_admitted(name, result.admissions))
+    plan = _plan(state, preemptor, result.admissions)
     base = _assignment_reason(entry.assignment)
     if plan.possible:
         manager.nominate(key, cache.scope(name), entry.order, set(usage))
@@ -159,7 +161,7 @@ def _preempt(state: EngineState, entry: _Entry, now: float, result: SchedulingRe
         message = f"waiting for {plan.waiting} workloads being evicted to release quota; {base.message}"
         info = PendingInfo("WaitingForPreemption", message, name, base.shortfalls)
     else:
-        info = replace(base, message=f"{base.message}; preemption cannot free enough quota")
+        info = evolved(base, message=f"{base.message}; preemption cannot free enough quota")
     _park(state, name, entry.cls, entry.order, info, now, result, entry.strict)
 
 

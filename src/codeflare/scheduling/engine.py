@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Mapping
-from dataclasses import replace
 
 from codeflare.k8s.quantity import Quantity
 from codeflare.scheduling.assignment import Shape
@@ -39,7 +38,7 @@ from codeflare.scheduling.model import (
 )
 from codeflare.scheduling.placement import placement_of
 from codeflare.scheduling.results import PendingInfo, SchedulingResult
-from codeflare.scheduling.state import EngineState
+from codeflare.scheduling.state import EngineState, evolved
 
 logger = logging.getLogger(__name__)
 
@@ -312,7 +311,7 @@ class AdmissionEngine:
         return result
 
     def _record_admission(self, key: str, admission: Admission) -> None:
-        workload = replace(self.state.cache.workloads[key], admission=admission)
+        workload = evolved(self.state.cache.workloads[key], admission=admission)
         self.state.manager.unqueue(key)
         self.state.manager.untrack(workload)
         self._charge(key, workload, admission)

@@ -23,7 +23,7 @@ import heapq
 import io
 import pickle
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 
 from codeflare.k8s.quantity import Quantity
 from codeflare.scheduling.engine import AdmissionEngine
@@ -37,6 +37,7 @@ from codeflare.scheduling.model import (
     Workload,
 )
 from codeflare.scheduling.results import SchedulingResult
+from codeflare.scheduling.state import evolved
 
 __all__ = ["Estimate", "Forecast", "forecast", "fork", "positions"]
 
@@ -171,7 +172,7 @@ class _Simulation:
         self.running.pop(key, None)
         self.end_of.pop(key, None)  # its heap entry is skipped when it comes up
         if workload is not None and workload.admission is not None:
-            self.engine.update_workload(replace(workload, admission=None))
+            self.engine.update_workload(evolved(workload, admission=None))
 
     def settle(self, t: float, pending: set[str], defer: bool) -> bool:
         """Schedule at ``t`` until no preemption or eviction is left to carry out; with ``defer``,

@@ -20,7 +20,7 @@ even evicting every candidate would not make the preemptor fit.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass, field
 
 from codeflare.scheduling.assignment import AssignmentContext
@@ -142,19 +142,28 @@ class _WhatIf:
         return all(usage.get(fr, 0) <= nominal.get(fr, 0) for fr in self.preemptor.needed)
 
 
+def _levels(book: QuotaBook, preemptor: Preemptor) -> dict[str, Level]:
+    """The queues reclaim may take from (none when the queue has no cohort or never reclaims)."""
+    compiled = preemptor.compiled
+    if compiled.parent is None or compiled.spec.preemption.reclaim_within_cohort == "Never":
+        return {}
+    return _tree_levels(book, preemptor)
+
+
 def _candidates(
-    ctx: AssignmentContext, preemptor: Preemptor, admitted: Iterable[AdmittedWorkload], what_if: _WhatIf
+    preemptor: Preemptor, admitted: Iterable[AdmittedWorkload], levels: dict[str, Level], what_if: _WhatIf
 ) -> tuple[list[tuple[AdmittedWorkload, int]], bool, bool]:
-    """Ordered (candidate, variant) pairs, and whether any came from other queues / by hierarchy."""
-    compiled, book = preemptor.compiled, ctx.book
+    """Ordered (candidate, variant) pairs, and whether any came from other queues / by hierarchy.
+    ``admitted`` may hold any workloads: only the preemptor's queue's and those of ``levels``'
+    queues can be candidates, and the order does not depend on the order given."""
+    compiled = preemptor.compiled
     spec, name = compiled.spec, compiled.spec.name
     policy = spec.preemption
     bwc = policy.borrow_within_cohort
     forbidden = bwc.policy == "Never"
     pairs: list[tuple[AdmittedWorkload, int]] = []
     needed = preemptor.needed
-    within, reclaim = policy.within_cluster_queue, policy.reclaim_within_cohort
-    levels = _tree_levels(book, preemptor) if compiled.parent is not None and reclaim != "Never" else {}
+    within = policy.within_cluster_queue
     for w in admitted:
         if needed.isdisjoint(w.usage):
             continue
@@ -286,8 +295,40 @@ def plan_preemption(
     ctx: AssignmentContext, preemptor: Preemptor, admitted: Iterable[AdmittedWorkload]
 ) -> PreemptionPlan:
     """Choose victims among ``admitted`` (workloads of the preemptor's queue and cohort)."""
+    return _plan(ctx, preemptor, admitted, _levels(ctx.book, preemptor))
+
+
+def plan_preemption_indexed(
+    ctx: AssignmentContext,
+    preemptor: Preemptor,
+    admitted_by_queue: Mapping[str, Mapping[str, AdmittedWorkload]],
+    exclude: Collection[str] = (),
+) -> PreemptionPlan:
+    """:func:`plan_preemption` over the admitted workloads of each queue, minus ``exclude``,
+    reading only the queues that can give candidates: the preemptor's own when its policy
+    preempts within it, and the queues of its cohort tree using more than their nominal quota
+    (those reclaim may take from). When there are none, or they hold nothing, no workload is
+    looked at (most plans of a busy cohort find nothing; this makes them cheap). The same
+    victims as :func:`plan_preemption` over the scope's whole admitted list."""
+    levels = _levels(ctx.book, preemptor)
+    name = preemptor.compiled.spec.name
+    queues = [q for q in levels if admitted_by_queue.get(q)]
+    if preemptor.compiled.spec.preemption.within_cluster_queue != "Never" and admitted_by_queue.get(name):
+        queues.append(name)
+    if not queues:
+        return PreemptionPlan()
+    admitted = [w for q in queues for w in admitted_by_queue[q].values() if w.key not in exclude]
+    return _plan(ctx, preemptor, admitted, levels)
+
+
+def _plan(
+    ctx: AssignmentContext,
+    preemptor: Preemptor,
+    admitted: Iterable[AdmittedWorkload],
+    levels: dict[str, Level],
+) -> PreemptionPlan:
     what_if = _WhatIf(ctx, preemptor)
-    pairs, others, hierarchy = _candidates(ctx, preemptor, admitted, what_if)
+    pairs, others, hierarchy = _candidates(preemptor, admitted, levels, what_if)
     if not pairs:
         return PreemptionPlan()
     compiled = preemptor.compiled
