@@ -13,7 +13,7 @@ import copy
 from typing import Any
 
 from codeflare.api.validation import ManifestError, validate_against_crd
-from codeflare.k8s.constants import PRIORITY_CLASS_LABEL, QUEUE_NAME_LABEL
+from codeflare.k8s.constants import MAX_EXEC_TIME_LABEL, PRIORITY_CLASS_LABEL, QUEUE_NAME_LABEL
 
 __all__ = ["APPWRAPPER_API_VERSION", "build_appwrapper"]
 
@@ -45,6 +45,7 @@ def build_appwrapper(
     priority = labels.pop(PRIORITY_CLASS_LABEL, None) if priority is None else priority
     labels.pop(QUEUE_NAME_LABEL, None)
     labels.pop(PRIORITY_CLASS_LABEL, None)
+    max_exec = labels.pop(MAX_EXEC_TIME_LABEL, None)  # the wrapper's Workload carries the maximum
     if not labels:
         meta.pop("labels", None)
     template.get("spec", {}).pop("suspend", None)
@@ -55,6 +56,8 @@ def build_appwrapper(
         wrapper_labels[QUEUE_NAME_LABEL] = local_queue
     if priority is not None:
         wrapper_labels[PRIORITY_CLASS_LABEL] = priority
+    if max_exec is not None:
+        wrapper_labels[MAX_EXEC_TIME_LABEL] = max_exec
     if wrapper_labels:
         wrapper_meta["labels"] = wrapper_labels
     wrapper = {

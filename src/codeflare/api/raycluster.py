@@ -16,7 +16,7 @@ from typing import Any, Protocol
 
 from codeflare.api.amounts import cpu_amount, memory_amount, ray_num_cpus, whole_count
 from codeflare.api.validation import validate_against_crd
-from codeflare.k8s.constants import PRIORITY_CLASS_LABEL, QUEUE_NAME_LABEL
+from codeflare.k8s.constants import MAX_EXEC_TIME_LABEL, PRIORITY_CLASS_LABEL, QUEUE_NAME_LABEL
 from codeflare.k8s.quantity import QuantityInput
 
 __all__ = [
@@ -109,6 +109,8 @@ class ClusterSettings(Protocol):
     @property
     def num_workers(self) -> int: ...
     @property
+    def max_execution_seconds(self) -> int | None: ...
+    @property
     def head_cpu_requests(self) -> QuantityInput: ...
     @property
     def head_cpu_limits(self) -> QuantityInput: ...
@@ -174,7 +176,8 @@ def build_raycluster(config: ClusterSettings, namespace: str) -> dict[str, Any]:
     """The RayCluster ``config`` describes, in ``namespace``; ManifestError if our CRD would refuse it.
 
     Labels: the user's, plus ``kueue.x-k8s.io/queue-name`` when ``local_queue`` is set and
-    ``kueue.x-k8s.io/priority-class`` when ``priority`` is. ``spec.suspend`` is true when queued
+    ``kueue.x-k8s.io/priority-class`` when ``priority`` is (``kueue.x-k8s.io/max-exec-time-seconds``
+    when ``max_execution_seconds`` is). ``spec.suspend`` is true when queued
     (and ``suspend_when_queued``). To wrap the cluster in an AppWrapper, pass the result to
     :func:`codeflare.api.appwrapper.build_appwrapper`, which moves queueing to the wrapper.
     """
@@ -184,6 +187,8 @@ def build_raycluster(config: ClusterSettings, namespace: str) -> dict[str, Any]:
         labels[QUEUE_NAME_LABEL] = config.local_queue
     if config.priority is not None:
         labels[PRIORITY_CLASS_LABEL] = config.priority
+    if config.max_execution_seconds is not None:  # the Workload's maximumExecutionTimeSeconds
+        labels[MAX_EXEC_TIME_LABEL] = str(config.max_execution_seconds)
     metadata: dict[str, Any] = {"name": config.name, "namespace": namespace}
     if labels:
         metadata["labels"] = labels

@@ -16,7 +16,12 @@ import yaml
 
 from codeflare.api.raycluster import ClusterSettings, raycluster_spec
 from codeflare.api.validation import ManifestError, Problems, label_problems, validate_against_crd
-from codeflare.k8s.constants import PRIORITY_CLASS_LABEL, QUEUE_NAME_LABEL, RAY_CLUSTER_LABEL
+from codeflare.k8s.constants import (
+    MAX_EXEC_TIME_LABEL,
+    PRIORITY_CLASS_LABEL,
+    QUEUE_NAME_LABEL,
+    RAY_CLUSTER_LABEL,
+)
 from codeflare.k8s.names import is_dns1123_label, is_dns1123_subdomain
 
 __all__ = ["MAX_RAYJOB_NAME_LENGTH", "SUBMISSION_MODES", "build_rayjob"]
@@ -36,6 +41,7 @@ def build_rayjob(
     runtime_env: dict[str, Any] | None = None,
     local_queue: str | None = None,
     priority: str | None = None,
+    max_execution_seconds: int | None = None,
     shutdown_after_job_finishes: bool | None = None,
     ttl_seconds_after_finished: int = 0,
     active_deadline_seconds: int | None = None,
@@ -61,6 +67,14 @@ def build_rayjob(
         cluster_config.validate()
         local_queue = cluster_config.local_queue if local_queue is None else local_queue
         priority = cluster_config.priority if priority is None else priority
+        if max_execution_seconds is None:
+            max_execution_seconds = cluster_config.max_execution_seconds
+    if max_execution_seconds is not None and (
+        isinstance(max_execution_seconds, bool)
+        or not isinstance(max_execution_seconds, int)
+        or max_execution_seconds <= 0
+    ):
+        problems.append(("max_execution_seconds", f"{max_execution_seconds!r} must be a whole number > 0"))
     problems += _queue_problems(local_queue, priority, owns_cluster)
     if shutdown_after_job_finishes is None:
         shutdown_after_job_finishes = owns_cluster
@@ -83,6 +97,8 @@ def build_rayjob(
         all_labels[QUEUE_NAME_LABEL] = local_queue
     if priority is not None:
         all_labels[PRIORITY_CLASS_LABEL] = priority
+    if max_execution_seconds is not None:  # the Workload's maximumExecutionTimeSeconds
+        all_labels[MAX_EXEC_TIME_LABEL] = str(max_execution_seconds)
     meta: dict[str, Any] = {"name": job_name, "namespace": namespace}
     if all_labels:
         meta["labels"] = all_labels
@@ -138,8 +154,8 @@ def _argument_problems(
     for key, value in (labels or {}).items():
         where = f"labels[{key!r}]"
         problems += [(where, p) for p in label_problems(key, value)]
-        if key in (QUEUE_NAME_LABEL, PRIORITY_CLASS_LABEL):
-            problems.append((where, "is set by the SDK; use local_queue or priority instead"))
+        if key in (QUEUE_NAME_LABEL, PRIORITY_CLASS_LABEL, MAX_EXEC_TIME_LABEL):
+            problems.append((where, "is set by the SDK; use local_queue, priority or max_execution_seconds"))
     return problems
 
 

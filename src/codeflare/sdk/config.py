@@ -19,7 +19,7 @@ from codeflare.api.amounts import cpu_amount, memory_amount, whole_count
 from codeflare.api.raycluster import DEFAULT_RESOURCE_MAPPING, DEFAULT_WORKER_GROUP, RAY_IMAGE, RAY_VERSION
 from codeflare.api.validation import Problems, extended_resource_problems, label_problems
 from codeflare.errors import CodeFlareError
-from codeflare.k8s.constants import PRIORITY_CLASS_LABEL, QUEUE_NAME_LABEL
+from codeflare.k8s.constants import MAX_EXEC_TIME_LABEL, PRIORITY_CLASS_LABEL, QUEUE_NAME_LABEL
 from codeflare.k8s.names import is_dns1123_label, is_dns1123_subdomain, is_qualified_name
 from codeflare.k8s.quantity import QuantityError, QuantityInput, parse_quantity
 
@@ -30,6 +30,7 @@ _ENV_NAME_RE = re.compile(r"^[-._a-zA-Z][-._a-zA-Z0-9]*$")
 _RESERVED_LABELS = {
     QUEUE_NAME_LABEL: "local_queue",
     PRIORITY_CLASS_LABEL: "priority",
+    MAX_EXEC_TIME_LABEL: "max_execution_seconds",
 }
 _TOLERATION_KEYS = frozenset({"key", "operator", "value", "effect", "tolerationSeconds"})
 _TOLERATION_OPERATORS = frozenset({"Equal", "Exists"})
@@ -107,6 +108,7 @@ class ClusterConfiguration:
     annotations: dict[str, str] = field(default_factory=dict)
     local_queue: str | None = None
     priority: str | None = None
+    max_execution_seconds: int | None = None  # queued: deactivated (stopped) after this long admitted
     suspend_when_queued: bool = True
     tolerations: list[dict[str, Any]] = field(default_factory=list)
     volumes: list[dict[str, Any]] = field(default_factory=list)
@@ -229,6 +231,9 @@ class ClusterConfiguration:
                 if self.priority
                 else [("priority", "must not be empty; use None for the default priority")]
             )
+        seconds = self.max_execution_seconds
+        if seconds is not None and (type(seconds) is not int or seconds <= 0):
+            problems.append(("max_execution_seconds", f"{seconds!r} must be a whole number > 0"))
         return problems
 
     def _metadata_problems(self) -> Problems:
