@@ -210,6 +210,8 @@ def _tree_levels(book: QuotaBook, preemptor: Preemptor) -> dict[str, Level]:
     node = compiled.parent
     while node is not None:
         _collect(book, node, previous, name, needed, (advantage, node), out)
+        if node.parent is None:
+            break  # the root: no level above to carry the advantage and remainder to
         fits = all(node.usage.get(fr, 0) + v <= node.subtree.get(fr, 0) for fr, v in remaining.items())
         remaining = {fr: max(0, v - _local(node.guaranteed, node.usage, fr)) for fr, v in remaining.items()}
         advantage = advantage or fits
