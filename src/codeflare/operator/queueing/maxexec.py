@@ -36,7 +36,11 @@ DEACTIVATION_TARGET = "DeactivationTarget"
 EXCEEDED = "MaximumExecutionTimeExceeded"
 TARGET_MESSAGE = "exceeding the maximum execution time"
 DEACTIVATED = "Deactivated"  # Kueue's Evicted reason for spec.active=false
-TIMER_SLACK_S = 0.05  # a timer fires this much after the remaining time, never before
+# A timer fires this much after the remaining time: the Admitted transition is kept in whole
+# seconds (metav1.Time), so the true admitted time may be up to a second shorter than the one
+# computed from it; waiting that second more means a timer never cuts a run before its maximum.
+# (A Workload change seen past the maximum deactivates at once, as Kueue's reconcile does.)
+TIMER_SLACK_S = 1.0
 
 
 @dataclass(frozen=True)
