@@ -27,7 +27,7 @@ from codeflare.scheduling.assignment import (
 )
 from codeflare.scheduling.fairsharing import Contender, fair_preemption, fair_winner
 from codeflare.scheduling.model import Admission
-from codeflare.scheduling.preemption import PreemptionPlan, Preemptor, plan_preemption_indexed
+from codeflare.scheduling.preemption import PreemptionPlan, Preemptor, plan_preemption
 from codeflare.scheduling.queues import OrderKey, ShapeClass
 from codeflare.scheduling.quota import FlavorResource
 from codeflare.scheduling.results import PendingInfo, Preempted, SchedulingResult, quota_reason
@@ -54,7 +54,7 @@ def _plan(state: EngineState, preemptor: Preemptor, exclude: Collection[str]) ->
     if fair.enable:
         admitted = cache.scope_admitted(preemptor.compiled.spec.name, exclude)
         return fair_preemption(cache.ctx, preemptor, admitted, fair.preemption_strategies)
-    return plan_preemption_indexed(cache.ctx, preemptor, cache.admitted_by_cq, exclude)
+    return plan_preemption(cache.ctx, preemptor, cache.admitted_by_cq, exclude)
 
 
 def _assignment_reason(assignment: Assignment) -> PendingInfo:

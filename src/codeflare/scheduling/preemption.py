@@ -294,24 +294,18 @@ def _fill_back(
 
 
 def plan_preemption(
-    ctx: AssignmentContext, preemptor: Preemptor, admitted: Iterable[AdmittedWorkload]
-) -> PreemptionPlan:
-    """Choose victims among ``admitted`` (workloads of the preemptor's queue and cohort)."""
-    return _plan(ctx, preemptor, admitted, _levels(ctx.book, preemptor))
-
-
-def plan_preemption_indexed(
     ctx: AssignmentContext,
     preemptor: Preemptor,
     admitted_by_queue: Mapping[str, Mapping[str, AdmittedWorkload]],
     exclude: Collection[str] = (),
 ) -> PreemptionPlan:
-    """:func:`plan_preemption` over the admitted workloads of each queue, minus ``exclude``,
-    reading only the queues that can give candidates: the preemptor's own when its policy
-    preempts within it, and the queues of its cohort tree using more than their nominal quota
-    (those reclaim may take from). When there are none, or they hold nothing, no workload is
-    looked at (most plans of a busy cohort find nothing; this makes them cheap). The same
-    victims as :func:`plan_preemption` over the scope's whole admitted list."""
+    """Choose victims among the admitted workloads of each queue (queue -> key -> workload),
+    minus ``exclude``, reading only the queues that can give candidates: the preemptor's own
+    when its policy preempts within it, and the queues of its cohort tree using more than their
+    nominal quota (those reclaim may take from). When there are none, or they hold nothing, no
+    workload is looked at (many plans of a busy cohort find nothing; this makes them cheap).
+    The victims do not depend on which other queues the mapping holds, nor on its order: the
+    same as when the scope's whole admitted list was searched (test_planner_determinism.py)."""
     levels = _levels(ctx.book, preemptor)
     name = preemptor.compiled.spec.name
     queues = [q for q in levels if admitted_by_queue.get(q)]

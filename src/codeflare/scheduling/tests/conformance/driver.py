@@ -265,11 +265,14 @@ def run_preemption(case: Obj, shared: Obj) -> list[str]:
         incoming.key,
     )
     ordered = sorted(admitted, key=lambda w: w.key)
+    by_queue: dict[str, dict[str, AdmittedWorkload]] = {}
+    for w in ordered:
+        by_queue.setdefault(w.cluster_queue, {})[w.key] = w
     strategies = tuple(case.get("strategies") or ()) or STRATEGIES
     plan = (
         fair_preemption(ctx, preemptor, ordered, strategies)
         if fair
-        else plan_preemption(ctx, preemptor, ordered)
+        else plan_preemption(ctx, preemptor, by_queue)
     )
     ours = sorted([w.key, reason] for w, reason in plan.victims)
     theirs = sorted(v for v in case["want"]["victims"] if v[0] not in already)
