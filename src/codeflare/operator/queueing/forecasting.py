@@ -28,6 +28,7 @@ from codeflare.kube import errors, kinds
 from codeflare.operator.context import OperatorContext
 from codeflare.operator.queueing import convert
 from codeflare.operator.queueing.feeder import QueueingState
+from codeflare.operator.queueing.maxexec import ACCUMULATED
 from codeflare.operator.queueing.runtimes import (
     HISTORY_CONFIGMAP,
     RunTimeHistory,
@@ -48,14 +49,21 @@ BUDGET = 0.2  # a refresh may take this share of the time at most: a slow one st
 
 
 def declared_duration(workload: Obj, job: Obj | None) -> float | None:
-    """The run time a Workload or its RayJob declares: ``maximumExecutionTimeSeconds``, else
-    ``activeDeadlineSeconds``; None when neither is a positive number."""
-    for value in (
-        (workload.get("spec") or {}).get("maximumExecutionTimeSeconds"),
-        ((job or {}).get("spec") or {}).get("activeDeadlineSeconds"),
-    ):
-        if isinstance(value, int | float) and not isinstance(value, bool) and value > 0:
-            return float(value)
+    """The run time a Workload or its RayJob declares: ``maximumExecutionTimeSeconds`` less the
+    execution time earlier admissions used up (``status.accumulatedPastExecutionTimeSeconds``: what
+    the operator enforces, see :mod:`.maxexec`), else ``activeDeadlineSeconds``; None when neither
+    is a positive number."""
+    used = _seconds((workload.get("status") or {}).get(ACCUMULATED)) or 0.0
+    maximum = _seconds((workload.get("spec") or {}).get("maximumExecutionTimeSeconds"))
+    if maximum is not None:
+        return max(maximum - used, 1.0)
+    return _seconds(((job or {}).get("spec") or {}).get("activeDeadlineSeconds"))
+
+
+def _seconds(value: object) -> float | None:
+    """A positive number of seconds as a float; None for anything else (booleans included)."""
+    if isinstance(value, int | float) and not isinstance(value, bool) and value > 0:
+        return float(value)
     return None
 
 

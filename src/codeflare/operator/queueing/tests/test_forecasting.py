@@ -31,6 +31,16 @@ def test_declared_duration_order() -> None:
     assert declared_duration({"spec": {"maximumExecutionTimeSeconds": True}}, None) is None
 
 
+def test_a_requeued_workload_has_only_its_remaining_execution_time_left() -> None:
+    # the operator deactivates at the maximum counted over every admission (maxexec)
+    spec = {"maximumExecutionTimeSeconds": 60}
+    def used(seconds: int) -> dict[str, object]:
+        return {"spec": spec, "status": {"accumulatedPastExecutionTimeSeconds": seconds}}
+
+    assert declared_duration(used(45), None) == 15.0
+    assert declared_duration(used(90), None) == 1.0
+
+
 def test_waiting_for_names_only_own_namespace() -> None:
     estimate = Estimate("a/x", NOW, waiting_for=("a/one", "b/secret", "c/other"))
     assert waiting_for_words(estimate, "a") == "one and 2 workloads of other namespaces"
