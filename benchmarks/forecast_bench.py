@@ -353,7 +353,16 @@ def report(
         "BestEffortFIFO 1.45 -> 1.18 s, cohort with reclaim 2.95 -> 1.34 s; estimates without preemption "
         "are unchanged, in the cohort they moved by a median 3.6% of the wait (p90 9%, later). The rest "
         "is the engine's own work per simulated moment (every waiting shape class is evaluated again, "
-        "with a preemption plan where the queue may reclaim) and per admission. The operator simulates "
+        "with a preemption plan where the queue may reclaim) and per admission. Preemption planning "
+        "(issue 14 item 5): a plan reads only the admitted workloads of the queues that can give "
+        "candidates (its own when withinClusterQueue preempts, the over-nominal queues of its tree) "
+        "instead of the whole scope's list sorted, and none at all when there are none; replace() on "
+        "the cycle's hot path became a cheaper copy. Decisions and estimates are unchanged (same "
+        "accuracy tables, same forecast output, trace digests in "
+        "scheduling/tests/test_planner_determinism.py); at 10,000 pending, admitted records read by "
+        "plans per refresh 2,141 / 21,330 / 69,950 -> 0 / 0 / 20,229 and Python function calls (cProfile, "
+        "load-independent) 2.59 / 3.94 / 5.77 M -> 2.43 / 3.54 / 5.08 M (StrictFIFO / independent "
+        "BestEffortFIFO / cohort; 1,747 / 8,668 / 9,025 plans, unchanged). The operator simulates "
         "off its event loop and only the copy runs on it.",
         "CPU time of this process (best of three for the refresh cost). The machine (2 cores) was "
         "shared with other engineers' builds and tests while this ran: figures are upper bounds.",
