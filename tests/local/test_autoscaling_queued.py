@@ -52,10 +52,14 @@ def admitted_workers(kube: Kube, name: str) -> int | None:
     return next(int(p["count"]) for p in psas if p["name"] == "small")
 
 
-def pending_slice(kube: Kube, name: str) -> dict[str, Any] | None:
+def pending_slice(kube: Kube, name: str, evaluated: bool = False) -> dict[str, Any] | None:
+    """The unadmitted slice (with ``evaluated``: only once the scheduler has said why it waits,
+    past the first ``PendingEvaluation``)."""
     for w in unfinished(workloads(kube, name)):
         reserved = find_condition(conditions_of(w), "QuotaReserved")
-        if not (w.get("status") or {}).get("admission") and reserved and reserved.get("status") == "False":
+        admitted = (w.get("status") or {}).get("admission")
+        waits = not admitted and reserved is not None and reserved.get("status") == "False"
+        if waits and not (evaluated and reserved.get("reason") == "PendingEvaluation"):
             return w
     return None
 
@@ -95,7 +99,8 @@ def test_scale_ups_are_admitted_as_slices_within_quota_and_scale_down_releases_i
     # three tasks at once: the slice for 3 workers exceeds the quota and waits with the reason
     client, job = submit(kube, "grow", tmp_path, tasks=3)
     wait_for(lambda: replicas(kube, "grow") == 3 or None, SCALE_TIMEOUT, 0.3, what="the autoscaler asking 3")
-    waiting = wait_for(lambda: pending_slice(kube, "grow"), SCALE_TIMEOUT, 0.3, what="a pending slice")
+    waiting = wait_for(lambda: pending_slice(kube, "grow", evaluated=True), SCALE_TIMEOUT, 0.3,
+                       what="a pending slice with the scheduler's reason")
     reserved = find_condition(conditions_of(waiting), "QuotaReserved")
     assert reserved["reason"] and "cpu" in reserved["message"], reserved
     gated = wait_for(lambda: worker_pods(kube, "grow", phase="Pending") or None, SCALE_TIMEOUT, 0.3,

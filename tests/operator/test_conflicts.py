@@ -88,7 +88,7 @@ class ReactiveWriter(MetadataWriter):
             for event in stream.stream(
                 self._api.list_cluster_custom_object,
                 "kueue.x-k8s.io",
-                "v1beta1",
+                kinds.WORKLOAD.version,  # the storage version: no conversion webhook in this test
                 "workloads",
                 resource_version=rv,
                 timeout_seconds=1,

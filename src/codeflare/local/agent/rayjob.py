@@ -112,7 +112,7 @@ class RayJobRunner:
         """Carry out one action; the job as it is afterwards (a status write changes it)."""
         namespace = job["metadata"].get("namespace")
         if isinstance(action, rd.WriteStatus):
-            return await self._write_status(job, dict(action.changes))
+            return await self._write_status(job, dict(action.changes), action.recording)
         if isinstance(action, rd.StopRayJob):
             await asyncio.to_thread(self.ray.stop, action.url, action.job_id)
         elif isinstance(action, rd.Submit):
@@ -125,15 +125,17 @@ class RayJobRunner:
             await self.kube.delete(kinds.RAYCLUSTER, action.name, namespace)
         return job
 
-    async def _write_status(self, job: Obj, changes: Obj) -> Obj:
+    async def _write_status(self, job: Obj, changes: Obj, recording: bool = False) -> Obj:
         status = dict(job.get("status") or {})
         if {**status, **changes} == status:
             return job
         meta = job["metadata"]
-        # The observed resourceVersion is a precondition: a pass that decided on a stale copy of
-        # the job gets a Conflict (and is retried from a fresh one) instead of, say, recording a
-        # second submission id (see rayjob_decision).
-        body = {"metadata": {"resourceVersion": meta.get("resourceVersion")}, "status": changes}
+        # Recording a submission id takes the observed resourceVersion as a precondition: a pass
+        # that decided on a stale copy gets a Conflict (and is retried from a fresh one) instead of
+        # recording a second id (see rayjob_decision). Other writes merge unconditionally.
+        body: Obj = {"status": changes}
+        if recording:
+            body["metadata"] = {"resourceVersion": meta.get("resourceVersion")}
         return await self.kube.patch(kinds.RAYJOB, meta["name"], body, meta.get("namespace"), status=True)
 
     async def _create_cluster(self, job: Obj, cluster_name: str) -> None:

@@ -10,7 +10,7 @@ job with DeadlineExceeded; a failed attempt is retried (Retrying, a new submissi
 ``status.failed`` stays within ``backoffLimit``; ``shutdownAfterJobFinishes`` deletes an own
 cluster ``ttlSecondsAfterFinished`` after ``endTime``. As KubeRay does, a submission's id is
 recorded in ``status.jobId`` before anything is submitted, and only a recorded id is submitted:
-the runner writes status with the observed resourceVersion as a precondition, so a pass that acts
+the runner records an id with the observed resourceVersion as a precondition, so a pass that acts
 on a stale copy loses with a conflict instead of submitting the job a second time under another id,
 and submitting a recorded id twice is refused by Ray. No I/O and no clock: ``now`` is given, and so
 is the id a new submission would take, so every case is a table row in the tests.
@@ -89,9 +89,13 @@ class DeleteCluster(ClusterChange):
 
 @dataclass(frozen=True)
 class WriteStatus:
-    """Status fields to merge into the job's status (None clears a field)."""
+    """Status fields to merge into the job's status (None clears a field). ``recording``: the write
+    records a submission id, so it must not land on a newer job than the one decided on (the
+    runner sends the observed resourceVersion as a precondition); other writes merge as they are,
+    since an action before them (stopping a Ray job, say) has already happened."""
 
     changes: Mapping[str, Any]
+    recording: bool = False
 
 
 Action = StopRayJob | CreateCluster | DeleteCluster | Submit | SaveLogs | WriteStatus
@@ -165,7 +169,8 @@ def decide(obs: Observation) -> Decision:
                     "rayClusterName": name,
                     "startTime": format_rfc3339(obs.now),
                     "jobId": status.get("jobId") or obs.new_job_id,
-                }
+                },
+                recording=not status.get("jobId"),
             )
         )
         deployment = "Initializing"
@@ -199,7 +204,7 @@ def decide(obs: Observation) -> Decision:
         return decision  # the id was recorded by the Initializing write of this very pass
     if not job_id or (deployment == "Retrying" and status.get("jobStatus")):
         # Record the id of the next submission first; a later pass, seeing it, submits it.
-        return decision.then(WriteStatus({"jobId": obs.new_job_id, "jobStatus": None}))
+        return decision.then(WriteStatus({"jobId": obs.new_job_id, "jobStatus": None}, recording=True))
     if not status.get("jobStatus"):
         decision.note = f"submitted as {job_id}"
         return decision.then(

@@ -80,9 +80,10 @@ SUSPENDED = rd.WriteStatus(
     }
 )
 INIT_WRITE = rd.WriteStatus(
-    {"jobDeploymentStatus": "Initializing", "rayClusterName": OWN, "startTime": NOW_TEXT, "jobId": NEW_ID}
+    {"jobDeploymentStatus": "Initializing", "rayClusterName": OWN, "startTime": NOW_TEXT, "jobId": NEW_ID},
+    recording=True,
 )
-RECORD_NEW_ID = rd.WriteStatus({"jobId": NEW_ID, "jobStatus": None})
+RECORD_NEW_ID = rd.WriteStatus({"jobId": NEW_ID, "jobStatus": None}, recording=True)
 
 
 def ended(deployment: str, job_status: str, reason: str | None, message: str, **extra: Any) -> rd.WriteStatus:
@@ -127,7 +128,8 @@ CASES = [
                     "rayClusterName": "shared",
                     "startTime": NOW_TEXT,
                     "jobId": NEW_ID,
-                }
+                },
+                recording=True,
             ),
             rd.WriteStatus({"message": "waiting for RayCluster shared"}),
         ],
@@ -163,7 +165,8 @@ CASES = [
                     "rayClusterName": "shared",
                     "startTime": NOW_TEXT,
                     "jobId": NEW_ID,
-                }
+                },
+                recording=True,
             ),
         ],
     ),
