@@ -179,7 +179,8 @@ def test_a_queue_borrows_from_a_sibling_subtree_and_a_cycle_stops_the_tree(
     # Kueue writes nothing for a cycle; we say it on the Cohorts (Active=False, the cycle named)
     wait_for(lambda: active("org")[:2] == ("False", "HasCycle"), what=f"org inactive ({active('org')})")
     assert "org -> research -> org" in active("org")[2] or "research -> org -> research" in active("org")[2]
-    assert active("prod")[:2] == ("False", "HasCycle")  # under the cycle: its queues stop too
+    # under the cycle: its queues stop too (each Cohort's status is its own write, so wait for it)
+    wait_for(lambda: active("prod")[:2] == ("False", "HasCycle"), what=f"prod inactive ({active('prod')})")
 
     org = kube.get(kinds.COHORT, "org")
     del org["spec"]["parentName"]
