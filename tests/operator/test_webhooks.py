@@ -134,6 +134,7 @@ def test_ready_only_with_configurations_carrying_the_serving_ca(
         "mraycluster.ray.openshift.ai",
         "vraycluster.ray.openshift.ai",
         "mrayjob.ray.openshift.ai",
+        "vrayjob.ray.openshift.ai",
         "mappwrapper.workload.codeflare.dev",
         "vappwrapper.workload.codeflare.dev",
         "vclusterqueue.kb.io",
@@ -229,3 +230,38 @@ def test_through_the_api_server(kube: Kube) -> None:
         ),
         what="version annotation",
     )
+
+
+def test_queueing_labels_are_checked_through_the_api_server(kube: Kube) -> None:
+    """Kueue's job label rules (jobframework/validation.go): a bad maximum execution time is refused
+    at create with the label and the rule named; the queue of a running job cannot change."""
+    ensure_namespace(kube, "team")
+    job = {
+        "apiVersion": "ray.io/v1",
+        "kind": "RayJob",
+        "metadata": {
+            "name": "limited",
+            "namespace": "team",
+            "labels": {"kueue.x-k8s.io/queue-name": "q", "kueue.x-k8s.io/max-exec-time-seconds": "ten"},
+        },
+        "spec": {"entrypoint": "python -c 1"},
+    }
+    with pytest.raises(errors.KubeError) as caught:
+        kube.create(kinds.RAYJOB, job)
+    assert caught.value.status == 403
+    assert 'metadata.labels[kueue.x-k8s.io/max-exec-time-seconds]: Invalid value: "ten"' in str(caught.value)
+    with pytest.raises(errors.KubeError, match="should be greater than 0"):
+        kube.create(kinds.RAYJOB, {**job, "metadata": {**job["metadata"], "labels": {
+            "kueue.x-k8s.io/max-exec-time-seconds": "0"}}})  # fmt: skip
+    assert kube.list(kinds.RAYJOB, "team") == []  # nothing was half-created
+
+    rc = raycluster()
+    rc["metadata"]["name"] = "running"
+    rc["spec"]["suspend"] = False
+    del rc["metadata"]["labels"]["kueue.x-k8s.io/queue-name"]  # not queued: created running
+    kube.create(kinds.RAYCLUSTER, rc)
+    current = kube.get(kinds.RAYCLUSTER, "running", "team")
+    current["metadata"].setdefault("labels", {})["kueue.x-k8s.io/queue-name"] = "q"
+    with pytest.raises(errors.KubeError, match=r"queue-name\]: Invalid value: \"q\": field is immutable"):
+        kube.replace(kinds.RAYCLUSTER, current)
+    kube.delete(kinds.RAYCLUSTER, "running", "team")

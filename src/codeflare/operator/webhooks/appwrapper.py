@@ -31,6 +31,7 @@ from codeflare.operator.webhooks.admission import (
     allowed,
     denied,
 )
+from codeflare.operator.webhooks.jobrules import job_label_problems
 
 MAX_POD_SETS = 8
 _NOT_LABEL_CHAR = re.compile(r"[^A-Za-z0-9._-]")
@@ -168,6 +169,7 @@ def validate_appwrapper(
         )
     if request.operation == "UPDATE" and request.old is not None:
         problems += _immutable_problems(request.old, request.obj)
+    problems += job_label_problems(request.operation, request.obj, request.old)
     for check, reason in refusals:
         detail = f": {reason}" if reason else ""
         who = f"user {request.username!r}"

@@ -4,8 +4,9 @@ Mutation (create and update, idempotent): the operator version annotation; on cr
 objects are suspended so nothing starts before admission (as Kueue's webhook does); with mTLS,
 every Ray pod template gets the certificate init container, volumes and TLS environment; with
 OAuth on OpenShift, the head gets the proxy sidecar, its volume and service account. Validation:
-``enableIngress: true`` is refused (the operator exposes the dashboard), and what the mutation
-injected cannot later be changed or removed.
+``enableIngress: true`` is refused (the operator exposes the dashboard), what the mutation
+injected cannot later be changed or removed, and the queueing labels follow Kueue's job rules
+(:mod:`.jobrules`; RayJobs too).
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from codeflare.operator.webhooks.admission import (
     allowed,
     denied,
 )
+from codeflare.operator.webhooks.jobrules import job_label_problems
 
 VERSION_ANNOTATION = "ray.openshift.ai/version"
 INJECTED_CONTAINERS = (oauth.CONTAINER_NAME,)
@@ -139,6 +141,12 @@ def validate_raycluster(request: AdmissionRequest, settings: AdmissionSettings) 
         )
     if request.operation == "UPDATE" and request.old is not None:
         problems += _injected_changes(request.old, request.obj)
+    problems += job_label_problems(request.operation, request.obj, request.old)
+    return denied(*problems) if problems else allowed()
+
+
+def validate_rayjob(request: AdmissionRequest, settings: AdmissionSettings) -> Verdict:
+    problems = job_label_problems(request.operation, request.obj, request.old)
     return denied(*problems) if problems else allowed()
 
 

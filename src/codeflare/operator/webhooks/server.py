@@ -141,6 +141,16 @@ ENDPOINTS: tuple[Endpoint, ...] = (
         True,
     ),
     Endpoint(
+        "/validate-ray-io-v1-rayjob",
+        raycluster.validate_rayjob,
+        "vrayjob.ray.openshift.ai",
+        "ray.io",
+        "v1",
+        "rayjobs",
+        ("CREATE", "UPDATE"),
+        False,
+    ),
+    Endpoint(
         "/mutate-workload-codeflare-dev-v1beta2-appwrapper",
         appwrapper.mutate_appwrapper,
         "mappwrapper.workload.codeflare.dev",
