@@ -153,7 +153,6 @@ class ApiHandlers:
             if path not in PUBLIC_PATHS:
                 raise errors.unauthorized()
             user = ANONYMOUS
-        request["user"] = user
         segments = [s for s in path.split("/") if s]
         if not segments or segments[0] not in ("api", "apis"):
             return await self._non_resource(request, user, segments)
