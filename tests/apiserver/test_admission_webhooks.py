@@ -412,3 +412,36 @@ def test_invalid_configurations_are_refused_field_by_field(
             body = {"metadata": {"name": "invalid-config"}, "webhooks": [hook]}
             err = status_of(c.post(f"{WEBHOOKS}/{kind}webhookconfigurations", json=body), 422, "Invalid")
             assert field in [cause["field"] for cause in err["details"]["causes"]], err
+
+
+def _without_version(obj: dict[str, Any]) -> dict[str, Any]:
+    meta = {k: v for k, v in obj["metadata"].items() if k != "resourceVersion"}
+    return {**obj, "metadata": meta}
+
+
+def test_a_validating_webhook_sees_exactly_the_object_stored(
+    server: ServerProcess, hooks: WebhookServer, ns: str
+) -> None:
+    """As kube-apiserver: admission sees the object that is then stored (its uid, timestamps and
+    managedFields), and a write's warnings reach the client once, whether webhooks ran or not."""
+    with client(server) as c:
+        register(c, ns, "validating", webhook(ns, "same", hooks.url("same"), hooks.ca_bundle))
+        body = {**cm("exact"), "unknownTopLevel": 1}
+        resp = c.post(f"/api/v1/namespaces/{ns}/configmaps", json=body)
+        created = ok(resp, 201)
+        unknown = [w for w in resp.headers.get_list("Warning") if "unknownTopLevel" in w]
+        assert len(unknown) == 1, resp.headers.get_list("Warning")
+        seen = hooks.seen("same")[-1]["object"]
+        assert _without_version(seen) == _without_version(created)
+        assert seen["metadata"]["uid"] == created["metadata"]["uid"]
+
+        patched = ok(patch(c, f"/api/v1/namespaces/{ns}/configmaps/exact", {"data": {"k": "w"}}, MERGE))
+        review = hooks.seen("same")[-1]
+        assert review["operation"] == "UPDATE"
+        assert _without_version(review["object"]) == _without_version(patched)
+        assert review["oldObject"]["metadata"]["resourceVersion"] == created["metadata"]["resourceVersion"]
+
+        patched["data"]["k"] = "x"
+        replaced = ok(c.put(f"/api/v1/namespaces/{ns}/configmaps/exact", json=patched))
+        assert _without_version(hooks.seen("same")[-1]["object"]) == _without_version(replaced)
+        assert ok(c.get(f"/api/v1/namespaces/{ns}/configmaps/exact")) == replaced

@@ -1,10 +1,12 @@
-"""Writes that pass admission: compute the candidate as a dry run, admit it, then commit it.
+"""Writes that pass admission: prepare the candidate, admit it, then commit it.
 
 The object API is synchronous, admission is not: webhooks may take seconds and may mutate the
-candidate, and other requests interleave meanwhile. So a write under admission is first computed
-as a dry run, the candidate is admitted, and the commit is guarded by the resourceVersion the
-candidate was computed from: updates answer 409 when it moved, patches are recomputed (up to five
-times). Writes nothing under admission wants go straight to the object API.
+candidate, and other requests interleave meanwhile. So a write under admission is first prepared
+(computed and validated, not stored), the candidate is admitted, and the commit is guarded by the
+resourceVersion the candidate was computed from: updates answer 409 when it moved, patches are
+recomputed (up to five times). A candidate no webhook mutated is committed as prepared; a mutated
+one is written again through the object API, which validates it. Writes nothing under admission
+wants go straight to the object API.
 """
 
 from __future__ import annotations
@@ -14,13 +16,20 @@ from typing import Any
 
 from codeflare.apiserver import errors
 from codeflare.apiserver.context import RequestContext
-from codeflare.apiserver.endpoints.request import RequestAttributes, attrs_of, dry
-from codeflare.apiserver.registry.objects import ObjectAPI
+from codeflare.apiserver.endpoints.request import RequestAttributes, attrs_of, scratch
+from codeflare.apiserver.registry.objects import ObjectAPI, PreparedWrite
 from codeflare.apiserver.registry.resources import ResourceType
 from codeflare.apiserver.registry.selectors import FieldSelector, LabelSelector
 from codeflare.apiserver.security.admission import Admission, AdmissionRequest
 
 _PATCH_ATTEMPTS = 5
+
+
+def _committed(prepared: PreparedWrite, own: RequestContext, ctx: RequestContext) -> dict[str, Any]:
+    """Commit a prepared write; its warnings become the request's."""
+    result = prepared.commit()
+    ctx.warnings.extend(own.warnings)
+    return result
 
 
 class AdmittedWrites:
@@ -31,7 +40,7 @@ class AdmittedWrites:
         self.admission = admission
 
     def wanted(self, operation: str, rt: ResourceType, sub: str, ctx: RequestContext) -> bool:
-        """Whether anything in admission acts on this write (False: skip the dry run)."""
+        """Whether anything in admission acts on this write (False: write it straight away)."""
         return self.admission is not None and self.admission.wants(operation, rt, sub, ctx)
 
     async def admit(
@@ -56,10 +65,14 @@ class AdmittedWrites:
         self, rt: ResourceType, attrs: RequestAttributes, body: Any, ctx: RequestContext
     ) -> dict[str, Any]:
         api = self.api
-        if self.wanted("CREATE", rt, "", ctx):
-            candidate = api.create(rt, attrs.namespace, copy.deepcopy(body), dry(ctx))
-            body = await self.admit("CREATE", rt, attrs, candidate, None, ctx, "CreateOptions")
-        return api.create(rt, attrs.namespace, body, ctx)
+        if not self.wanted("CREATE", rt, "", ctx):
+            return api.create(rt, attrs.namespace, body, ctx)
+        own = scratch(ctx)
+        prepared = api.prepare_create(rt, attrs.namespace, body, own)
+        admitted = await self.admit("CREATE", rt, attrs, prepared.shown, None, ctx, "CreateOptions")
+        if admitted is prepared.shown:  # nothing mutated it: store what was prepared
+            return _committed(prepared, own, ctx)
+        return api.create(rt, attrs.namespace, admitted, ctx)
 
     async def update(
         self, rt: ResourceType, attrs: RequestAttributes, body: Any, ctx: RequestContext, sub: str
@@ -67,19 +80,26 @@ class AdmittedWrites:
         api, ns, name = self.api, attrs.namespace, attrs.name
         if not self.wanted("UPDATE", rt, sub, ctx):
             return api.update(rt, ns, name, body, ctx, subresource=sub)
-        base = api.get(rt, ns, name)
-        candidate = api.update(rt, ns, name, copy.deepcopy(body), dry(ctx), subresource=sub)
-        admitted = await self.admit("UPDATE", rt, attrs, candidate, base, ctx, "UpdateOptions")
-        current = api.store.get(rt.key, ns, name)
-        base_rv = base["metadata"]["resourceVersion"]
+        own = scratch(ctx)
+        prepared = api.prepare_update(rt, ns, name, body, own, subresource=sub)
+        assert prepared.old is not None
+        base = api.present(rt, prepared.old)
+        admitted = await self.admit("UPDATE", rt, attrs, prepared.shown, base, ctx, "UpdateOptions")
+        base_rv = self._unchanged_since(rt, ns, name, prepared.old)
+        if admitted is prepared.shown:
+            return _committed(prepared, own, ctx)
+        admitted["metadata"]["resourceVersion"] = base_rv
+        return api.update(rt, ns, name, admitted, ctx, subresource=sub, require_version=True)
+
+    def _unchanged_since(self, rt: ResourceType, ns: str, name: str, old: dict[str, Any]) -> str:
+        """The resourceVersion of ``old``, if it is still the stored object (404/409 otherwise)."""
+        current = self.api.store.get(rt.key, ns, name)
+        base_rv = str(old["metadata"]["resourceVersion"])
         if current is None:
             raise errors.not_found(rt.plural, name, rt.group)
         if current["metadata"]["resourceVersion"] != base_rv:
             raise errors.conflict(rt.plural, name, rt.group)
-        if admitted == candidate:
-            return api.update(rt, ns, name, body, ctx, subresource=sub)
-        admitted["metadata"]["resourceVersion"] = base_rv
-        return api.update(rt, ns, name, admitted, ctx, subresource=sub, require_version=True)
+        return base_rv
 
     async def patch(
         self,
@@ -100,18 +120,19 @@ class AdmittedWrites:
             operation = "CREATE" if base is None else "UPDATE"
             if not self.wanted(operation, rt, sub, ctx):
                 return api.patch(rt, ns, name, patch_type, body, ctx, subresource=sub, force=force)
-            candidate, created = api.patch(
-                rt, ns, name, patch_type, copy.deepcopy(body), dry(ctx), subresource=sub, force=force
+            own = scratch(ctx)
+            prepared, created = api.prepare_patch(
+                rt, ns, name, patch_type, copy.deepcopy(body), own, subresource=sub, force=force
             )
             old = api.present(rt, base) if base is not None else None
-            admitted = await self.admit(operation, rt, attrs, candidate, old, ctx, "PatchOptions")
+            admitted = await self.admit(operation, rt, attrs, prepared.shown, old, ctx, "PatchOptions")
             current = api.store.get(rt.key, ns, name)
             base_rv = base["metadata"]["resourceVersion"] if base is not None else None
             current_rv = current["metadata"]["resourceVersion"] if current is not None else None
             if current_rv != base_rv:
                 continue  # changed while the webhooks ran: recompute the patch on the new object
-            if admitted == candidate:
-                return api.patch(rt, ns, name, patch_type, body, ctx, subresource=sub, force=force)
+            if admitted is prepared.shown:
+                return _committed(prepared, own, ctx), created
             if created:
                 return api.create(rt, ns, admitted, ctx), True
             admitted["metadata"]["resourceVersion"] = base_rv

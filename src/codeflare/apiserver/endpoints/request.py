@@ -147,9 +147,10 @@ def request_context(request: web.Request, user: UserInfo) -> RequestContext:
     )
 
 
-def dry(ctx: RequestContext) -> RequestContext:
-    """A dry-run copy of ``ctx`` that collects its own warnings (the real write repeats them)."""
-    return dataclasses.replace(ctx, dry_run=True, warnings=[])
+def scratch(ctx: RequestContext) -> RequestContext:
+    """A copy of ``ctx`` collecting its own warnings: those of a prepared write, kept only if that
+    write is the one committed (a write redone after a mutating webhook repeats them)."""
+    return dataclasses.replace(ctx, warnings=[])
 
 
 def attrs_of(rt: ResourceType, namespace: str, name: str, sub: str = "") -> RequestAttributes:

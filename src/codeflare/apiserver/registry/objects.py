@@ -15,6 +15,7 @@ import copy
 import logging
 import uuid
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 from codeflare.apiserver import errors
@@ -39,6 +40,19 @@ from codeflare.k8s.schema.objectmeta import validate_object_meta
 from codeflare.k8s.timestamps import now_rfc3339
 
 log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class PreparedWrite:
+    """A write computed and validated but not stored: ``shown`` is the object as it will be
+    stored (what admission sees), ``old`` the stored object it was computed from (None for a
+    create), and ``commit()`` stores it (a dry run stores nothing) and returns the result.
+    Committing later is right only while the stored object is still ``old``: callers check its
+    resourceVersion first (admission interleaves other requests)."""
+
+    shown: dict[str, Any]
+    old: dict[str, Any] | None
+    commit: Callable[[], dict[str, Any]]
 
 
 class ObjectAPI:
@@ -171,6 +185,12 @@ class ObjectAPI:
 
     # -- create --------------------------------------------------------------------------------
     def create(self, rt: ResourceType, namespace: str, body: Any, ctx: RequestContext) -> dict[str, Any]:
+        return self.prepare_create(rt, namespace, body, ctx).commit()
+
+    def prepare_create(
+        self, rt: ResourceType, namespace: str, body: Any, ctx: RequestContext
+    ) -> PreparedWrite:
+        """:meth:`create` up to the store; ``body`` becomes the prepared object."""
         rest.note_duplicates(ctx, body)
         obj = rest.check_body(rt, body)
         meta = obj["metadata"]
@@ -188,11 +208,26 @@ class ObjectAPI:
             rt, meta, lambda name: self.store.get(rt.key, str(meta.get("namespace", "")), name) is not None
         )
         self._prepare_new(rt, obj, ctx)
-        if self.store.get(rt.key, meta.get("namespace", ""), meta["name"]) is not None:
-            raise errors.already_exists(rt.plural, meta["name"], rt.group)
+        self._check_absent(rt, obj)
         meta.pop("managedFields", None)
         managed_fields.record_update(None, obj, manager=ctx.manager(), now=self.clock())
-        return self.present(rt, self._commit(rt, obj, None, ctx))
+        return self._prepared_create(rt, namespace, obj, ctx)
+
+    def _check_absent(self, rt: ResourceType, obj: dict[str, Any]) -> None:
+        meta = obj["metadata"]
+        if self.store.get(rt.key, meta.get("namespace", ""), meta["name"]) is not None:
+            raise errors.already_exists(rt.plural, meta["name"], rt.group)
+
+    def _prepared_create(
+        self, rt: ResourceType, namespace: str, obj: dict[str, Any], ctx: RequestContext
+    ) -> PreparedWrite:
+        def commit() -> dict[str, Any]:
+            # again: the namespace may be going and the name taken since (admission interleaves)
+            self._check_namespace(rt, namespace, creating=True)
+            self._check_absent(rt, obj)
+            return self.present(rt, self._commit(rt, obj, None, ctx))
+
+        return PreparedWrite(self.present(rt, obj), None, commit)
 
     def _prepare_new(self, rt: ResourceType, obj: dict[str, Any], ctx: RequestContext) -> None:
         """Server-owned metadata of a new object, type defaults, then validation."""
@@ -218,15 +253,28 @@ class ObjectAPI:
         subresource: str = "",
         require_version: bool | None = None,
     ) -> dict[str, Any]:
+        return self.prepare_update(rt, namespace, name, body, ctx, subresource, require_version).commit()
+
+    def prepare_update(
+        self,
+        rt: ResourceType,
+        namespace: str,
+        name: str,
+        body: Any,
+        ctx: RequestContext,
+        subresource: str = "",
+        require_version: bool | None = None,
+    ) -> PreparedWrite:
+        """:meth:`update` up to the store."""
         rest.note_duplicates(ctx, body)
         obj = rest.check_body(rt, body)
         rest.check_update_target(rt, namespace, name, obj["metadata"])
         old = self._require(rt, namespace, name)
         rest.check_update_version(rt, name, obj["metadata"], old, require_version)
         new = rest.merge_for_update(rt, old, obj, subresource)
-        return self._finish_update(rt, old, new, ctx, subresource)
+        return self._prepare_finish(rt, old, new, ctx, subresource)
 
-    def _finish_update(
+    def _prepare_finish(
         self,
         rt: ResourceType,
         old: dict[str, Any],
@@ -234,7 +282,7 @@ class ObjectAPI:
         ctx: RequestContext,
         subresource: str,
         apply_manager: bool = True,
-    ) -> dict[str, Any]:
+    ) -> PreparedWrite:
         meta = new["metadata"]
         rest.no_new_finalizers_while_deleting(rt, old, new)
         self._prepare(rt, new, old, ctx)
@@ -245,17 +293,24 @@ class ObjectAPI:
                 old, new, manager=ctx.manager(), now=self.clock(), subresource=subresource
             )
         if rest.strip_volatile(new) == rest.strip_volatile(old):
-            return self.present(rt, old)  # no-op: no new resourceVersion, no watch event
+            unchanged = self.present(rt, old)  # no-op: no new resourceVersion, no watch event
+            return PreparedWrite(unchanged, old, lambda: unchanged)
         if (
             meta.get("deletionTimestamp")
             and not meta.get("finalizers")
             and self.strategies.may_remove(rt, new)
         ):
-            if not ctx.dry_run:
-                self.store.delete(rt.key, meta.get("namespace", ""), meta["name"])
-                self.strategies.after_delete(rt, new)
-            return self.present(rt, new)
-        return self.present(rt, self._commit(rt, new, old, ctx))
+
+            def remove() -> dict[str, Any]:
+                if not ctx.dry_run:
+                    self.store.delete(rt.key, meta.get("namespace", ""), meta["name"])
+                    self.strategies.after_delete(rt, new)
+                return self.present(rt, new)
+
+            return PreparedWrite(self.present(rt, new), old, remove)
+        return PreparedWrite(
+            self.present(rt, new), old, lambda: self.present(rt, self._commit(rt, new, old, ctx))
+        )
 
     # -- patch ---------------------------------------------------------------------------------
     def patch(
@@ -270,6 +325,23 @@ class ObjectAPI:
         force: bool = False,
     ) -> tuple[dict[str, Any], bool]:
         """Apply a patch; returns (object, created). Only server-side apply may create."""
+        prepared, created = self.prepare_patch(
+            rt, namespace, name, patch_type, body, ctx, subresource, force
+        )
+        return prepared.commit(), created
+
+    def prepare_patch(
+        self,
+        rt: ResourceType,
+        namespace: str,
+        name: str,
+        patch_type: str,
+        body: Any,
+        ctx: RequestContext,
+        subresource: str = "",
+        force: bool = False,
+    ) -> tuple[PreparedWrite, bool]:
+        """:meth:`patch` up to the store; returns (the prepared write, whether it creates)."""
         rest.note_duplicates(ctx, body)
         old = self._stored_view(rt, namespace, name)
         if patch_type == "apply":
@@ -279,7 +351,7 @@ class ObjectAPI:
         current = self.present(rt, old)
         obj = patched_object(rt, name, current, old["metadata"]["resourceVersion"], patch_type, body)
         new = rest.merge_for_update(rt, old, obj, subresource)
-        return self._finish_update(rt, old, new, ctx, subresource), False
+        return self._prepare_finish(rt, old, new, ctx, subresource), False
 
     def _apply(
         self,
@@ -291,7 +363,7 @@ class ObjectAPI:
         ctx: RequestContext,
         subresource: str,
         force: bool,
-    ) -> tuple[dict[str, Any], bool]:
+    ) -> tuple[PreparedWrite, bool]:
         applied = apply_configuration(rt, namespace, name, old, body, ctx)
         live = self.present(rt, old) if old is not None else None
         merged = server_side_apply(
@@ -308,22 +380,15 @@ class ObjectAPI:
                 raise errors.not_found(rt.plural, name, rt.group)
             meta = merged["metadata"]
             managed = meta.get("managedFields")
-            created = self._create_applied(rt, namespace, merged, ctx, managed)
-            return created, True
+            self._check_namespace(rt, namespace, creating=True)
+            self._prepare_new(rt, merged, ctx)
+            if managed is not None:
+                meta["managedFields"] = managed
+            return self._prepared_create(rt, namespace, merged, ctx), True
         new = rest.merge_for_update(rt, old, merged, subresource)
         if subresource == "status":
             new["metadata"]["managedFields"] = merged["metadata"].get("managedFields", [])
-        return self._finish_update(rt, old, new, ctx, subresource, apply_manager=False), False
-
-    def _create_applied(
-        self, rt: ResourceType, namespace: str, obj: dict[str, Any], ctx: RequestContext, managed: Any
-    ) -> dict[str, Any]:
-        meta = obj["metadata"]
-        self._check_namespace(rt, namespace, creating=True)
-        self._prepare_new(rt, obj, ctx)
-        if managed is not None:
-            meta["managedFields"] = managed
-        return self.present(rt, self._commit(rt, obj, None, ctx))
+        return self._prepare_finish(rt, old, new, ctx, subresource, apply_manager=False), False
 
     # -- delete --------------------------------------------------------------------------------
     def delete(
@@ -394,5 +459,5 @@ class ObjectAPI:
         assert rt.scale is not None
         new = copy.deepcopy(obj)
         set_path(new, rt.scale["specReplicasPath"], replicas)
-        updated = self._finish_update(rt, obj, new, ctx, "scale")
+        updated = self._prepare_finish(rt, obj, new, ctx, "scale").commit()
         return scale_of(rt, updated)

@@ -27,6 +27,7 @@ from codeflare.apiserver.registry.resources import ResourceType
 from codeflare.apiserver.registry.selectors import LabelSelector
 from codeflare.apiserver.registry.webhook_configurations import DEFAULT_TIMEOUT, validate_configuration
 from codeflare.apiserver.storage.store import ObjectStore
+from codeflare.k8s import bulkjson
 
 log = logging.getLogger(__name__)
 
@@ -181,7 +182,7 @@ class WebhookCaller:
         """POST the AdmissionReview to ``hook``; its ``response``, or :class:`WebhookCallError`."""
         url, server_hostname = self._endpoint(hook)
         uid = str(uuid.uuid4())
-        body = json.dumps(self.review(req, target, obj, uid), separators=(",", ":")).encode()
+        body = bulkjson.dumps(self.review(req, target, obj, uid))
         if self._session is None:
             self._session = aiohttp.ClientSession()
         try:
