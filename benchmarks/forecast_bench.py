@@ -11,18 +11,22 @@ absolute error, the median of error / actual wait, and how often the answer was 
 The cost of one refresh (engine copy + durations + simulation, CPU time) is measured at 1,000 and
 10,000 pending workloads. Results go to benchmarks/RESULTS.md.
 
-Usage: python -m benchmarks.forecast_bench [--workloads 1500] [--every 25] [--no-write]
+Usage: python -m benchmarks.forecast_bench [--workloads 1500] [--every 25] [--no-write] [--digest]
+(``--digest``: only the SHA-256 of each scenario's forecast at 10,000 pending, to show that a
+change of speed moved no estimate).
 """
 
 from __future__ import annotations
 
 import argparse
+import hashlib
 import heapq
+import json
 import random
 import statistics
 import sys
 import time
-from dataclasses import dataclass, field, replace
+from dataclasses import astuple, dataclass, field, replace
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
@@ -254,25 +258,46 @@ def accuracy(scenario: Scenario, count: int, every: int, seed: int) -> dict[str,
     }
 
 
-def refresh_cost(scenario: Scenario, pending: int, seed: int, repeats: int = 3) -> dict[str, float]:
-    """CPU seconds of one refresh (copy + durations + forecast) with ``pending`` waiting, every
-    run time known (the whole queue is simulated: the worst case)."""
+def backlog(scenario: Scenario, pending: int, seed: int) -> tuple[list[Job], AdmissionEngine]:
+    """``pending`` + 25 workloads submitted within the first second and scheduled once: the
+    state a refresh is measured on."""
     rnd = random.Random(seed)
     trace = generate(pending + 25, seed, scenario.priorities)
     replay = Replay({j.name: j for j in trace}, build(scenario))
     for job in trace:
         replay.engine.add_workload(workload_of(replace(job, arrival=rnd.random())))
     replay.schedule(1.0)
-    waiting = sum(1 for j in trace if replay.engine.admission(f"team/{j.name}") is None)
+    return trace, replay.engine
+
+
+def known_durations(trace: list[Job]) -> dict[str, float]:
+    """Every run time known (the declared one, else the median of its size)."""
+    return {f"team/{j.name}": j.declared or MEDIAN_RUN_S[j.cpu] for j in trace}
+
+
+def refresh_cost(scenario: Scenario, pending: int, seed: int, repeats: int = 3) -> dict[str, float]:
+    """CPU seconds of one refresh (copy + durations + forecast) with ``pending`` waiting, every
+    run time known (the whole queue is simulated: the worst case)."""
+    trace, engine = backlog(scenario, pending, seed)
+    waiting = sum(1 for j in trace if engine.admission(f"team/{j.name}") is None)
     copy_s, total_s = [], []
     for _ in range(repeats):
         started = time.process_time()
-        durations = {f"team/{j.name}": j.declared or MEDIAN_RUN_S[j.cpu] for j in trace}
-        copied = fork(replay.engine)
+        durations = known_durations(trace)
+        copied = fork(engine)
         copy_s.append(time.process_time() - started)
         forecast(copied, 2.0, durations)
         total_s.append(time.process_time() - started)
     return {"pending": waiting, "copy_s": min(copy_s), "refresh_s": min(total_s)}
+
+
+def forecast_digest(scenario: Scenario, pending: int, seed: int) -> str:
+    """SHA-256 of the forecast of the refresh-cost state (steps and every estimate's fields): equal
+    before and after a change that must not move any estimate."""
+    trace, engine = backlog(scenario, pending, seed)
+    result = forecast(fork(engine), 2.0, known_durations(trace))
+    rows = [[result.steps]] + [list(astuple(e)) for e in result.estimates.values()]
+    return hashlib.sha256(json.dumps(rows).encode()).hexdigest()
 
 
 def report(
@@ -376,7 +401,16 @@ def main() -> None:
     parser.add_argument("--every", type=int, default=25, help="arrivals between forecasts")
     parser.add_argument("--seed", type=int, default=14)
     parser.add_argument("--no-write", action="store_true", help="print only; leave RESULTS.md alone")
+    parser.add_argument(
+        "--digest",
+        action="store_true",
+        help="print the SHA-256 of each scenario's forecast at 10,000 pending, only",
+    )
     args = parser.parse_args()
+    if args.digest:
+        for scenario in SCENARIOS:
+            print(f"{forecast_digest(scenario, 10000, args.seed)}  {scenario.label}")
+        return
     accs = [(scenario, accuracy(scenario, args.workloads, args.every, args.seed)) for scenario in SCENARIOS]
     costs = [
         (scenario, refresh_cost(scenario, n, args.seed)) for scenario in SCENARIOS for n in (1000, 10000)

@@ -39,10 +39,6 @@ def _tables(
     return nominal, borrowing, lending
 
 
-def _excess(amount: int, kept: int) -> int:
-    return amount - kept if amount > kept else 0
-
-
 def _through(
     parent: CohortNode, subtree: int, guaranteed: int, limit: int | None, used: int, fr: FlavorResource
 ) -> int:
@@ -360,16 +356,17 @@ class QuotaBook:
             flavor_usage[fr] = flavor_usage.get(fr, 0) + sign * amount
             if parent is None or compiled is None:
                 continue
-            # the part above what the node keeps is stored in its parent, and so on up
+            # the part above what the node keeps is stored in its parent, and so on up (the excess
+            # over what is kept, max(0, amount - kept), written out: this runs per admission and end)
             kept = compiled.guaranteed.get(fr, 0)
-            delta = _excess(after, kept) - _excess(before, kept)
+            delta = (after - kept if after > kept else 0) - (before - kept if before > kept else 0)
             node: CohortNode | None = parent
             while delta and node is not None:
                 below = node.usage.get(fr, 0)
                 above = below + delta
                 node.usage[fr] = above
                 kept = node.guaranteed.get(fr, 0) if node.guaranteed else 0
-                delta = _excess(above, kept) - _excess(below, kept)
+                delta = (above - kept if above > kept else 0) - (below - kept if below > kept else 0)
                 node = node.parent
         if record:
             self.bump(compiled.scope if compiled is not None else f"cq:{name}", freed=sign < 0)
@@ -437,12 +434,14 @@ class QuotaBook:
         root = compiled.parent.root
         return root.height if root is not None else 1
 
-    def view(self, name: str, fr: FlavorResource) -> QuotaView:
-        """``available`` broken down for a human-readable reason."""
+    def view(self, name: str, fr: FlavorResource, available: int | None = None) -> QuotaView:
+        """``available`` broken down for a human-readable reason (``available``: when the caller
+        has just read it; every full queue's head is graded with one)."""
         compiled = self.queues.get(name)
         nominal = compiled.nominal.get(fr, 0) if compiled else 0
         used = self.usage.get(name, {}).get(fr, 0)
-        available = self.available(name, fr)
+        if available is None:
+            available = self.available(name, fr)
         return QuotaView(nominal, available + used - nominal, used, available)
 
     def borrowing(self, name: str, fr: FlavorResource) -> bool:
