@@ -1,7 +1,8 @@
 """One scheduling cycle over the engine's state, Kueue-style, repeated until nothing moves.
 
-Each round takes one candidate per woken ClusterQueue (its best eligible shape class head; under
-StrictFIFO only the queue head), sorts candidates (no borrowing first, then priority, then age;
+Each round takes one candidate per woken ClusterQueue (its best eligible shape class head, a
+preemptor waiting for its victims before all others as Kueue's sticky head; under StrictFIFO
+only the queue head), sorts candidates (no borrowing first, then priority, then age;
 with fair sharing on, by the cohort tournament of :mod:`fairsharing` instead),
 and admits, preempts or parks each against the quota as it stands after the earlier ones.
 Rounds repeat while queues admit, so everything that fits is admitted in the same call. Parked
@@ -124,6 +125,9 @@ def _candidate(state: EngineState, name: str, now: float, result: SchedulingResu
         heads = [head] if head is not None else []
     else:
         heads = queue.heads()
+        sticky = state.manager.preemptor_head(name)
+        if sticky is not None:
+            heads = [sticky, *(h for h in heads if h[1] is not sticky[1])]
     for order, cls in heads:
         if not cls.eligible(generation, now):
             continue

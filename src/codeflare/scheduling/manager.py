@@ -180,13 +180,29 @@ class QueueManager:
     def is_nominated(self, key: str) -> bool:
         return key in self.nominated
 
+    def preemptor_head(self, cluster_queue: str) -> tuple[OrderKey, ShapeClass] | None:
+        """The best-ranked preemptor still queued in ``cluster_queue``, with its class: Kueue keeps
+        it at the head of a BestEffortFIFO queue (``preemptorWorkload``, sticky), so a better
+        workload queued behind it cannot take the quota its victims free."""
+        queue = self.queues.get(cluster_queue)
+        if queue is None:
+            return None
+        keys = [k for k in self.nominated if self.queued_in.get(k) == cluster_queue and k in queue.shape_of]
+        if not keys:
+            return None
+        cls = queue.classes[queue.shape_of[min(keys, key=lambda k: self.nominated[k][1])]]
+        best = min(cls.members[k] for k in keys if k in cls.members)
+        return best, cls
+
     def holder(
         self, key: str, scope: str, order: OrderKey, needs: Collection[FlavorResource] | None
     ) -> str | None:
-        """A higher-ranked preemptor of ``scope`` holding quota that ``key`` needs (any, when
-        ``needs`` is None), if any."""
+        """A preemptor of ``scope`` holding quota that ``key`` needs (any, when ``needs`` is
+        None), if any: against another preemptor only a higher-ranked one, against any other
+        workload every one (Kueue reserves an active preemptor's quota ahead of all, PR #13797)."""
+        preemptor = key in self.nominated
         for other, (other_scope, other_order, other_needs) in sorted(self.nominated.items()):
-            if other == key or other_scope != scope or not other_order < order:
+            if other == key or other_scope != scope or (preemptor and not other_order < order):
                 continue
             if needs is None or not other_needs.isdisjoint(needs):
                 return other
