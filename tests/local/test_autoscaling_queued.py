@@ -64,6 +64,9 @@ def pending_slice(kube: Kube, name: str, evaluated: bool = False) -> dict[str, A
     return None
 
 
+QUEUED_IDLE_TIMEOUT_S = 20
+
+
 @pytest.mark.timeout(900)
 def test_scale_ups_are_admitted_as_slices_within_quota_and_scale_down_releases_it(
     local: Local, tmp_path: Path
@@ -74,6 +77,9 @@ def test_scale_ups_are_admitted_as_slices_within_quota_and_scale_down_releases_i
     create_local_queue(QUEUE, "elastic-cq", "default", client=local.client)
     rc = autoscaled("grow", queue=QUEUE)
     rc["metadata"]["annotations"] = {ELASTIC_JOB_ANNOTATION: "true"}
+    # the second worker must outlive the gap between the two jobs (on a loaded CI machine the
+    # second job's tasks took longer than the shared 5 s to reach it, and it was scaled down)
+    rc["spec"]["autoscalerOptions"]["idleTimeoutSeconds"] = QUEUED_IDLE_TIMEOUT_S
     kube.create(kinds.RAYCLUSTER, rc)
     wait_for(lambda: admitted_workers(kube, "grow") == 1 or None, SCALE_TIMEOUT, 0.5, what="first slice")
     wait_for(lambda: la.is_ready(kube, "grow"), SCALE_TIMEOUT, 0.5, what="grow ready")
