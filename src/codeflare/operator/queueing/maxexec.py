@@ -110,17 +110,34 @@ def on_admission_end(workload: Obj, status: Obj, reason: str, message: str, now:
     return f"{reason}DueTo{target.get('reason', '')}", f"{message} due to {target.get('message', '')}"
 
 
+class MaxExecLabelError(ValueError):
+    """A max-exec-time-seconds label that is not a positive integer: the value and the rule."""
+
+    def __init__(self, value: str | int, rule: str) -> None:
+        super().__init__(f"label {MAX_EXEC_TIME_LABEL}: {value!r}: {rule}")
+        self.value = value
+        self.rule = rule
+
+
+def parse_label(text: str) -> int:
+    """A ``kueue.x-k8s.io/max-exec-time-seconds`` value read as Kueue reads it (an optionally signed
+    decimal integer, then greater than 0); the one parser of the label, for the job sync and the
+    job webhooks alike. Raises :class:`MaxExecLabelError`."""
+    digits = text[1:] if text[:1] in "+-" else text
+    if not (digits.isascii() and digits.isdigit()):
+        raise MaxExecLabelError(text, "must be an integer number of seconds")
+    value = int(text)
+    if value <= 0:
+        raise MaxExecLabelError(value, "should be greater than 0")
+    return value
+
+
 def label_seconds(job: Obj) -> int | None:
     """The job's ``kueue.x-k8s.io/max-exec-time-seconds`` label as a positive integer; None if unset.
 
-    Raises ValueError naming the label and the rule when it is set to anything else."""
+    Raises :class:`MaxExecLabelError` (a ValueError naming the label and the rule) otherwise."""
     value = ((job.get("metadata") or {}).get("labels") or {}).get(MAX_EXEC_TIME_LABEL)
-    if value is None:
-        return None
-    text = str(value)
-    if not text.isdigit() or int(text) <= 0:
-        raise ValueError(f"label {MAX_EXEC_TIME_LABEL}: {text!r} should be a positive integer")
-    return int(text)
+    return None if value is None else parse_label(str(value))
 
 
 Write = Callable[[str, Callable[[Obj], Obj | None]], Awaitable[Obj | None]]

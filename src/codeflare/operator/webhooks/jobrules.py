@@ -17,6 +17,7 @@ import json
 from codeflare.k8s.constants import MAX_EXEC_TIME_LABEL, PRIORITY_CLASS_LABEL, QUEUE_NAME_LABEL
 from codeflare.k8s.names import is_dns1123_subdomain
 from codeflare.k8s.types import Obj
+from codeflare.operator.queueing.maxexec import MaxExecLabelError, parse_label
 
 __all__ = ["job_label_problems"]
 
@@ -48,12 +49,10 @@ def _create_problems(labels: dict[str, str]) -> list[str]:
             problems.append(_invalid(QUEUE_NAME_LABEL, queue, ", ".join(errs)))
     seconds = labels.get(MAX_EXEC_TIME_LABEL)
     if seconds is not None:
-        text = seconds.strip()
-        digits = text[1:] if text[:1] in "+-" else text
-        if not digits.isdigit():
-            problems.append(_invalid(MAX_EXEC_TIME_LABEL, seconds, "must be an integer number of seconds"))
-        elif int(text) <= 0:
-            problems.append(_invalid(MAX_EXEC_TIME_LABEL, int(text), "should be greater than 0"))
+        try:
+            parse_label(seconds)
+        except MaxExecLabelError as exc:
+            problems.append(_invalid(MAX_EXEC_TIME_LABEL, exc.value, exc.rule))
     return problems
 
 
