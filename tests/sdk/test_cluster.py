@@ -3,6 +3,7 @@
 The module shares one local mode and one cluster, ``alpha``, whose life the tests follow in
 order: applied twice (nothing changes), a second cluster queued behind it (the reason names the
 shortage), ready with a job through ``job_client``, scaled, and finally ``down`` (nothing left).
+Each test applies alpha again (which changes nothing when it exists), so each also runs alone.
 Quota ``sdk-cq`` is 3 CPUs: alpha (2 CPUs) fits and may grow to 3; a second tiny cluster does not.
 """
 
@@ -84,6 +85,7 @@ def test_a_queued_cluster_says_which_resource_is_short(local: Local, alpha: Clus
 
 
 def test_wait_ready_then_a_job_through_job_client_succeeds(local: Local, alpha: Cluster) -> None:
+    alpha.apply()  # idempotent (first test): each test also runs alone
     alpha.wait_ready(timeout=READY_TIMEOUT, progress=False)
     local.remember("alpha")
 
@@ -103,6 +105,7 @@ def test_wait_ready_then_a_job_through_job_client_succeeds(local: Local, alpha: 
 
 
 def test_changing_num_workers_scales(local: Local, alpha: Cluster) -> None:
+    alpha.apply()  # idempotent (first test): each test also runs alone
     alpha.wait_ready(timeout=READY_TIMEOUT, progress=False)
     bigger = Cluster(tiny("alpha", workers=2), local.client)
     bigger.apply()
@@ -118,6 +121,7 @@ def test_changing_num_workers_scales(local: Local, alpha: Cluster) -> None:
 
 
 def test_down_removes_everything(local: Local, alpha: Cluster) -> None:
+    alpha.apply()  # idempotent (first test): each test also runs alone
     alpha.wait_ready(timeout=READY_TIMEOUT, progress=False)
     processes = la.cluster_processes(local.client.kube, "alpha")
     local.seen.extend(processes)
