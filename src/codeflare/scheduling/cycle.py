@@ -30,7 +30,7 @@ from codeflare.scheduling.fairsharing import Contender, fair_preemption, fair_wi
 from codeflare.scheduling.model import Admission
 from codeflare.scheduling.preemption import PreemptionPlan, Preemptor, plan_preemption
 from codeflare.scheduling.queues import OrderKey, ShapeClass
-from codeflare.scheduling.quota import FlavorResource
+from codeflare.scheduling.quota import CompiledQueue, FlavorResource
 from codeflare.scheduling.results import PendingInfo, Preempted, SchedulingResult, quota_reason
 from codeflare.scheduling.state import EngineState, evolved
 
@@ -56,6 +56,14 @@ def _plan(state: EngineState, preemptor: Preemptor, exclude: Collection[str]) ->
         admitted = cache.scope_admitted(preemptor.compiled.spec.name, exclude)
         return fair_preemption(cache.ctx, preemptor, admitted, fair.preemption_strategies)
     return plan_preemption(cache.ctx, preemptor, cache.admitted_by_cq, exclude)
+
+
+def _never_preempts(state: EngineState, compiled: CompiledQueue) -> bool:
+    """Whether no plan of this queue can have candidates: no cohort to reclaim from and no
+    preemption within the queue (classical preemption); answered before building a preemptor, as
+    most heads of a full independent queue are sent to the preemption step."""
+    policy = compiled.spec.preemption.within_cluster_queue
+    return compiled.parent is None and policy == "Never" and not state.fair_sharing.enable
 
 
 def _assignment_reason(assignment: Assignment) -> PendingInfo:
@@ -143,11 +151,13 @@ def _preempt(state: EngineState, entry: _Entry, now: float, result: SchedulingRe
     key, name = entry.order[2], entry.cluster_queue
     workload = cache.workloads[key]
     usage = entry.assignment.usage
-    needed = frozenset(fr for fr, v in usage.items() if v > cache.book.available(name, fr))
-    preemptor = Preemptor(
-        cache.compiled(name), workload.priority, workload.creation_time, dict(usage), needed, key
-    )
-    plan = _plan(state, preemptor, result.admissions)
+    compiled = cache.compiled(name)
+    if _never_preempts(state, compiled):
+        plan = PreemptionPlan()
+    else:
+        needed = frozenset(fr for fr, v in usage.items() if v > cache.book.available(name, fr))
+        preemptor = Preemptor(compiled, workload.priority, workload.creation_time, dict(usage), needed, key)
+        plan = _plan(state, preemptor, result.admissions)
     base = _assignment_reason(entry.assignment)
     if plan.possible:
         manager.nominate(key, cache.scope(name), entry.order, set(usage))

@@ -185,7 +185,7 @@ class QueueManager:
         it at the head of a BestEffortFIFO queue (``preemptorWorkload``, sticky), so a better
         workload queued behind it cannot take the quota its victims free."""
         queue = self.queues.get(cluster_queue)
-        if queue is None:
+        if queue is None or not self.nominated:
             return None
         keys = [k for k in self.nominated if self.queued_in.get(k) == cluster_queue and k in queue.shape_of]
         if not keys:

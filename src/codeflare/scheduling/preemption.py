@@ -203,7 +203,7 @@ def _tree_levels(book: QuotaBook, preemptor: Preemptor) -> dict[str, Level]:
     compiled, needed, requests = preemptor.compiled, preemptor.needed, preemptor.usage
     name = compiled.spec.name
     own = book.usage.get(name, {})
-    advantage = all(own.get(fr, 0) + v <= compiled.nominal.get(fr, 0) for fr, v in requests.items())
+    advantage = _own_advantage(book, preemptor)
     remaining = {fr: max(0, v - _local(compiled.guaranteed, own, fr)) for fr, v in requests.items()}
     out: dict[str, Level] = {}
     previous: CohortNode | None = None
@@ -306,15 +306,47 @@ def plan_preemption(
     workload is looked at (many plans of a busy cohort find nothing; this makes them cheap).
     The victims do not depend on which other queues the mapping holds, nor on its order: the
     same as when the scope's whole admitted list was searched (test_planner_determinism.py)."""
-    levels = _levels(ctx.book, preemptor)
-    name = preemptor.compiled.spec.name
+    compiled = preemptor.compiled
+    name = compiled.spec.name
+    within = compiled.spec.preemption.within_cluster_queue != "Never" and bool(admitted_by_queue.get(name))
+    book = ctx.book
+    # in a one-level cohort the advantage is only the preemptor's own (no level above to carry it)
+    one_level = compiled.parent is not None and compiled.parent.parent is None
+    if not within and one_level and _reclaim_barred(book, preemptor, _own_advantage(book, preemptor)):
+        return PreemptionPlan()
+    levels = _levels(book, preemptor)
     queues = [q for q in levels if admitted_by_queue.get(q)]
-    if preemptor.compiled.spec.preemption.within_cluster_queue != "Never" and admitted_by_queue.get(name):
+    if within:
         queues.append(name)
-    if not queues:
+    if not queues or (not within and _reclaim_barred(book, preemptor, any(levels[q][0] for q in queues))):
         return PreemptionPlan()
     admitted = [w for q in queues for w in admitted_by_queue[q].values() if w.key not in exclude]
     return _plan(ctx, preemptor, admitted, levels)
+
+
+def _under_nominal(book: QuotaBook, preemptor: Preemptor) -> bool:
+    """Whether the preemptor's queue uses less than its nominal quota of every resource it needs."""
+    compiled = preemptor.compiled
+    own = book.usage.get(compiled.spec.name, {})
+    return all(own.get(fr, 0) < compiled.nominal.get(fr, 0) for fr in preemptor.needed)
+
+
+def _own_advantage(book: QuotaBook, preemptor: Preemptor) -> bool:
+    """Kueue's hierarchical advantage at the preemptor's own level: its request fits in its
+    nominal quota."""
+    compiled = preemptor.compiled
+    own = book.usage.get(compiled.spec.name, {})
+    return all(own.get(fr, 0) + v <= compiled.nominal.get(fr, 0) for fr, v in preemptor.usage.items())
+
+
+def _reclaim_barred(book: QuotaBook, preemptor: Preemptor, advantage: bool) -> bool:
+    """Whether no candidate of other queues could be taken: the preemptor borrows, may not
+    preempt while borrowing (borrowWithinCohort Never) and has no hierarchical ``advantage`` over
+    any of them, so each would be a reclaim without borrowing, which an attempt that borrows skips
+    (and no other attempt is made). Checked before collecting candidates: many plans of a full
+    cohort end here (they would find the same empty plan after sorting every candidate)."""
+    policy = preemptor.compiled.spec.preemption.borrow_within_cohort.policy
+    return policy == "Never" and not advantage and not _under_nominal(book, preemptor)
 
 
 def _plan(
@@ -329,8 +361,7 @@ def _plan(
         return PreemptionPlan()
     compiled = preemptor.compiled
     forbidden = compiled.spec.preemption.borrow_within_cohort.policy == "Never"
-    own = ctx.book.usage.get(compiled.spec.name, {})
-    under_nominal = all(own.get(fr, 0) < compiled.nominal.get(fr, 0) for fr in preemptor.needed)
+    under_nominal = _under_nominal(ctx.book, preemptor)
     if not others or (forbidden and not under_nominal):
         attempts = [True]
     elif forbidden and not hierarchy:

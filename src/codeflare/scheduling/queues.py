@@ -64,9 +64,15 @@ class PendingQueue:
     shape_of: dict[str, Shape] = field(default_factory=dict)
     held_head: str | None = None
     held_since: float = 0.0
+    # heads() as last computed, until a workload is added or removed: a queue that parks a class
+    # goes on to its next class in the next round of the cycle, with the same heads
+    _heads: list[tuple[OrderKey, ShapeClass]] | None = field(
+        default=None, init=False, repr=False, compare=False
+    )
 
     def add(self, key: str, shape: Shape, order: OrderKey) -> None:
         self.discard(key)
+        self._heads = None
         cls = self.classes.get(shape)
         if cls is None:
             cls = self.classes[shape] = ShapeClass(shape)
@@ -77,6 +83,7 @@ class PendingQueue:
         shape = self.shape_of.pop(key, None)
         if shape is None:
             return
+        self._heads = None
         cls = self.classes[shape]
         cls.discard(key)
         if not cls.members:
@@ -92,13 +99,16 @@ class PendingQueue:
         return [order[2] for order in sorted(c.members[k] for c in self.classes.values() for k in c.members)]
 
     def heads(self) -> list[tuple[OrderKey, ShapeClass]]:
-        """Each class's head, best first."""
-        out = []
-        for cls in self.classes.values():
-            head = cls.head()
-            if head is not None:
-                out.append((head, cls))
-        out.sort(key=lambda item: item[0])
+        """Each class's head, best first (a shared list: not to be changed by the caller)."""
+        out = self._heads
+        if out is None:
+            out = []
+            for cls in self.classes.values():
+                head = cls.head()
+                if head is not None:
+                    out.append((head, cls))
+            out.sort(key=lambda item: item[0])
+            self._heads = out
         return out
 
     def strict_head(self, now: float, holding_time: float) -> tuple[OrderKey, ShapeClass] | None:
