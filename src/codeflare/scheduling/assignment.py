@@ -86,6 +86,8 @@ class AssignmentContext:
     flavors: dict[str, ResourceFlavor]
     capacity: NodeCapacity | None = None
     fair_sharing: bool = False  # fair sharing may preempt while borrowing (reclaimWithinCohort)
+    # (queue, shape) -> (the compiled queue it was made for, its layout): see _layout
+    layouts: dict[tuple[str, Shape], tuple[CompiledQueue, Layout]] = field(default_factory=dict, repr=False)
 
     def capacity_shortfall(
         self, cq: str, flavor: str, resource: str, value: int, workload: str | None = None
@@ -164,6 +166,44 @@ def _per_pod(compiled: CompiledQueue, per_pod: tuple[tuple[str, int], ...]) -> t
     return per_pod
 
 
+PodSetLayout = tuple[
+    str, int, Placement | None, list[tuple[int, list[tuple[str, int]]]], dict[str, int], str | None
+]
+"""A pod set as flavor assignment reads it: name, count, placement, its requests (times count) by
+resource group in group order, its usage per resource, and the first resource the queue does not
+cover (then nothing after it)."""
+Layout = tuple[PodSetLayout, ...]
+
+
+def _layout(ctx: AssignmentContext, compiled: CompiledQueue, shape: Shape) -> Layout:
+    """The pod sets of ``shape`` laid out over ``compiled``'s resource groups: the same for every
+    evaluation of a shape class until the queue changes, so made once (a forecast evaluates the
+    few shape classes of a queue tens of thousands of times)."""
+    key = (compiled.spec.name, shape)
+    known = ctx.layouts.get(key)
+    if known is not None and known[0] is compiled:
+        return known[1]
+    pod_sets: list[PodSetLayout] = []
+    for pod_set_name, count, per_pod, placement in shape:
+        requests = _per_pod(compiled, per_pod)
+        by_group: dict[int, list[tuple[str, int]]] = {}
+        not_covered = None
+        for resource, amount in requests:
+            group = compiled.group_of.get(resource)
+            if group is None:
+                not_covered = f"resource {resource} is not covered by ClusterQueue {compiled.spec.name}"
+                break
+            by_group.setdefault(group, []).append((resource, amount * count))
+        usage = {resource: amount * count for resource, amount in requests}
+        groups = [(group, by_group[group]) for group in sorted(by_group)]
+        pod_sets.append((pod_set_name, count, placement, groups, usage, not_covered))
+        if not_covered is not None:
+            break
+    layout = tuple(pod_sets)
+    ctx.layouts[key] = (compiled, layout)
+    return layout
+
+
 def assign_flavors(
     ctx: AssignmentContext,
     compiled: CompiledQueue,
@@ -180,20 +220,15 @@ def assign_flavors(
     out = Assignment(spec.name, workload=workload)
     all_shortfalls: list[Shortfall] = []
     mismatches: list[str] = []
-    for pod_set_name, count, per_pod, placement in shape:
-        requests = _per_pod(compiled, per_pod)
-        by_group: dict[int, list[tuple[str, int]]] = {}
-        for resource, amount in requests:
-            group = compiled.group_of.get(resource)
-            if group is None:
-                out.mode = NO_FIT
-                out.not_covered = f"resource {resource} is not covered by ClusterQueue {spec.name}"
-                return out
-            by_group.setdefault(group, []).append((resource, amount * count))
+    for pod_set_name, count, placement, groups, usage, not_covered in _layout(ctx, compiled, shape):
+        if not_covered is not None:
+            out.mode = NO_FIT
+            out.not_covered = not_covered
+            return out
         chosen: dict[str, str] = {}
-        for group in sorted(by_group):
+        for group, requests in groups:
             best = _best_flavor(
-                ctx, compiled, group, by_group[group], placement, out, oracle, all_shortfalls, mismatches
+                ctx, compiled, group, requests, placement, out, oracle, all_shortfalls, mismatches
             )
             if best is None:
                 out.mode = NO_FIT
@@ -203,12 +238,11 @@ def assign_flavors(
             out.mode = min(out.mode, mode)
             out.borrows = out.borrows or borrows
             out.level = max(out.level, -level)
-            for resource, amount in by_group[group]:
+            for resource, amount in requests:
                 chosen[resource] = flavor
                 fr = (flavor, resource)
                 out.usage[fr] = out.usage.get(fr, 0) + amount
-        usage = {resource: amount * count for resource, amount in requests}
-        out.pod_sets.append((pod_set_name, chosen, usage, count))
+        out.pod_sets.append((pod_set_name, chosen, usage, count))  # usage: shared, only read
     if out.mode != FIT:
         out.shortfalls, out.mismatches = tuple(all_shortfalls), tuple(mismatches)
     return out

@@ -95,10 +95,12 @@ class SchedulingCache:
         if compiled.cycle is not None:
             message = f"ClusterQueue {name} is inactive: {compiled.cycle}"
             return PendingInfo("ClusterQueueInactive", message, name)
-        for flavor in compiled.flavors:
-            if flavor not in self.flavors:
-                message = f"ClusterQueue {name} is inactive: ResourceFlavor {flavor} does not exist"
-                return PendingInfo("ClusterQueueInactive", message, name)
+        flavors = self.flavors
+        for _, names in compiled.groups:  # compiled.flavors without building the list (once per candidate)
+            for flavor in names:
+                if flavor not in flavors:
+                    message = f"ClusterQueue {name} is inactive: ResourceFlavor {flavor} does not exist"
+                    return PendingInfo("ClusterQueueInactive", message, name)
         return None
 
     # -- scopes --------------------------------------------------------------------------------

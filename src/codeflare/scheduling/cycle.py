@@ -109,14 +109,14 @@ def _park(
     info = evolved(info, requeue_at=retry_at)
     state.manager.park(entry_cq, cls, book.freed_generation(book.scope(entry_cq)), retry_at, info)
     result.pending[order[2]] = info
-    queue = state.manager.queue(entry_cq)
-    if strict and queue is not None:
+    queue = state.manager.queue(entry_cq) if strict else None
+    if queue is not None:
         queue.hold(order[2], now)
 
 
 def _candidate(state: EngineState, name: str, now: float, result: SchedulingResult) -> _Entry | None:
     queue = state.manager.queue(name)
-    if queue is None or not len(queue):
+    if queue is None or not queue.shape_of:  # empty
         return None
     blocked = state.cache.inactive_reason(name)
     if blocked is not None:

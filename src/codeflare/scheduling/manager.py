@@ -200,6 +200,8 @@ class QueueManager:
         """A preemptor of ``scope`` holding quota that ``key`` needs (any, when ``needs`` is
         None), if any: against another preemptor only a higher-ranked one, against any other
         workload every one (Kueue reserves an active preemptor's quota ahead of all, PR #13797)."""
+        if not self.nominated:
+            return None
         preemptor = key in self.nominated
         for other, (other_scope, other_order, other_needs) in sorted(self.nominated.items()):
             if other == key or other_scope != scope or (preemptor and not other_order < order):

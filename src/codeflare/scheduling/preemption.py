@@ -312,13 +312,13 @@ def plan_preemption(
     book = ctx.book
     # in a one-level cohort the advantage is only the preemptor's own (no level above to carry it)
     one_level = compiled.parent is not None and compiled.parent.parent is None
-    if not within and one_level and _reclaim_barred(book, preemptor, _own_advantage(book, preemptor)):
+    if not within and one_level and _reclaim_barred(preemptor, _own_advantage(book, preemptor)):
         return PreemptionPlan()
     levels = _levels(book, preemptor)
     queues = [q for q in levels if admitted_by_queue.get(q)]
     if within:
         queues.append(name)
-    if not queues or (not within and _reclaim_barred(book, preemptor, any(levels[q][0] for q in queues))):
+    if not queues or (not within and _reclaim_barred(preemptor, any(levels[q][0] for q in queues))):
         return PreemptionPlan()
     admitted = [w for q in queues for w in admitted_by_queue[q].values() if w.key not in exclude]
     return _plan(ctx, preemptor, admitted, levels)
@@ -339,14 +339,14 @@ def _own_advantage(book: QuotaBook, preemptor: Preemptor) -> bool:
     return all(own.get(fr, 0) + v <= compiled.nominal.get(fr, 0) for fr, v in preemptor.usage.items())
 
 
-def _reclaim_barred(book: QuotaBook, preemptor: Preemptor, advantage: bool) -> bool:
-    """Whether no candidate of other queues could be taken: the preemptor borrows, may not
-    preempt while borrowing (borrowWithinCohort Never) and has no hierarchical ``advantage`` over
-    any of them, so each would be a reclaim without borrowing, which an attempt that borrows skips
-    (and no other attempt is made). Checked before collecting candidates: many plans of a full
+def _reclaim_barred(preemptor: Preemptor, advantage: bool) -> bool:
+    """Whether no candidate of other queues could be taken: the preemptor may not preempt while
+    borrowing (borrowWithinCohort Never) and has no hierarchical ``advantage`` over any of them
+    (so its request does not fit in its own nominal quota), so each would be a reclaim without
+    borrowing: an attempt that borrows skips them, one that does not never fits (the preemptor's
+    own usage stays over nominal). Checked before collecting candidates: many plans of a full
     cohort end here (they would find the same empty plan after sorting every candidate)."""
-    policy = preemptor.compiled.spec.preemption.borrow_within_cohort.policy
-    return policy == "Never" and not advantage and not _under_nominal(book, preemptor)
+    return preemptor.compiled.spec.preemption.borrow_within_cohort.policy == "Never" and not advantage
 
 
 def _plan(
