@@ -137,7 +137,8 @@ def _candidate(state: EngineState, name: str, now: float, result: SchedulingResu
         if sticky is not None:
             heads = [sticky, *(h for h in heads if h[1] is not sticky[1])]
     for order, cls in heads:
-        if not cls.eligible(generation, now):
+        parked = cls.parked_generation  # parked, not woken since and backing off: skipped
+        if parked is not None and parked == generation and now < cls.retry_at:
             continue
         assignment = _assign(state, name, order[2], cls, result)
         if assignment.mode != NO_FIT:

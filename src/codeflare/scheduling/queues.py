@@ -24,7 +24,9 @@ def order_key(priority: int, creation_time: float, key: str) -> OrderKey:
 
 @dataclass
 class ShapeClass:
-    """Pending workloads of one shape in one queue; parked while known not to fit."""
+    """Pending workloads of one shape in one queue; parked while known not to fit (evaluated
+    again when never failed, woken by a freed-quota generation other than the parked one, or
+    its backoff is over: the cycle tests this inline)."""
 
     shape: Shape
     heap: list[OrderKey] = field(default_factory=list)
@@ -46,10 +48,6 @@ class ShapeClass:
         while heap and self.members.get(heap[0][2]) != heap[0]:
             heapq.heappop(heap)
         return heap[0] if heap else None
-
-    def eligible(self, generation: int, now: float) -> bool:
-        """Whether the class should be evaluated: never failed, woken, or backoff over."""
-        return self.parked_generation is None or self.parked_generation != generation or now >= self.retry_at
 
     def park(self, generation: int, retry_at: float, info: PendingInfo) -> None:
         self.parked_generation, self.retry_at, self.info = generation, retry_at, info
