@@ -22,7 +22,7 @@ from __future__ import annotations
 import heapq
 import io
 import pickle
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from codeflare.k8s.quantity import Quantity
@@ -39,7 +39,7 @@ from codeflare.scheduling.model import (
 from codeflare.scheduling.results import SchedulingResult
 from codeflare.scheduling.state import evolved
 
-__all__ = ["Estimate", "Forecast", "forecast", "fork", "positions"]
+__all__ = ["Arrival", "Estimate", "Forecast", "forecast", "fork", "positions"]
 
 RESOLUTION = 0.02  # ends within 2% of their distance from now are released together
 MIN_STEP_S = 1.0  # ... and within at least one second
@@ -106,6 +106,16 @@ class Estimate:
     waiting_for: tuple[str, ...] = ()
     preempts: tuple[str, ...] = ()
     flavors: tuple[tuple[str, str], ...] = ()  # (resource, flavor) of its simulated admission
+
+
+@dataclass(frozen=True)
+class Arrival:
+    """A workload expected to be submitted at ``at`` (after now), running ``duration`` seconds once
+    admitted (None: unknown). It competes in the simulation like any other and gets no estimate."""
+
+    at: float
+    workload: Workload
+    duration: float | None
 
 
 @dataclass
@@ -250,16 +260,21 @@ def forecast(
     horizon: float = HORIZON_S,
     max_steps: int = MAX_STEPS,
     check: Check | None = None,
+    arrivals: Sequence[Arrival] = (),
 ) -> Forecast:
     """Estimate the admission of every pending workload among ``durations``' keys.
 
     ``durations``: workload key -> expected run time in seconds (None: unknown), for the
     admitted ones (counted from their admission) and the pending ones (from their simulated
     admission). ``engine`` is consumed (pass ``fork(engine)``); ``check`` is called after every
-    simulated moment (tests assert the quota there).
+    simulated moment (tests assert the quota there). ``arrivals``: workloads expected to be submitted
+    later, in order of ``at`` (keys distinct from the existing ones): each is added to the engine at
+    its moment, so what it takes goes before what it overtakes; they get no estimate.
     """
     keys = sorted(durations)
     pending: set[str] = set()
+    if arrivals:
+        durations = {**durations, **{a.workload.key: a.duration for a in arrivals}}
     sim = _Simulation(engine, now, durations)
     evicting = engine.evicting()
     for key in sorted(evicting):
@@ -279,15 +294,23 @@ def forecast(
     # step later; after SETTLE_ROUNDS such moments in a row (preemptions that keep preempting), at once
     owed = sim.settle(t, pending, False)
     in_a_row = 0
+    coming = 0  # arrivals[coming:] are still to be submitted
     while result.steps < max_steps and len(sim.started) < len(pending):
         if check is not None:
             check(engine, t)
-        moment = sim.release_next(resolution, min_step, t + resolution * (t - now) if owed else None)
+        due = t + resolution * (t - now) if owed else None
+        if coming < len(arrivals):
+            due = arrivals[coming].at if due is None else min(due, arrivals[coming].at)
+        moment = sim.release_next(resolution, min_step, due)
         if moment is None or moment - now > horizon:
             break
-        t = moment
+        t = max(t, moment)
         result.steps += 1
-        in_a_row = 0 if sim.released else in_a_row + 1
+        submitted = coming
+        while coming < len(arrivals) and arrivals[coming].at <= t:
+            engine.add_workload(arrivals[coming].workload)
+            coming += 1
+        in_a_row = 0 if sim.released or coming > submitted else in_a_row + 1
         owed = sim.settle(t, pending, resolution * (t - now) > 0 and in_a_row < SETTLE_ROUNDS)
     if check is not None:
         check(engine, t)

@@ -4,9 +4,14 @@ Every ``queueing.forecastInterval`` (longer when a refresh is slow; never while 
 written) it copies the admission engine, collects each Workload's expected run time
 (``spec.maximumExecutionTimeSeconds``, else its RayJob's ``activeDeadlineSeconds``, else the
 observed median of its LocalQueue and shape from :mod:`runtimes`, else unknown), runs
-:func:`codeflare.scheduling.forecast.forecast` off the event loop, and writes the annotations
+:func:`codeflare.scheduling.forecast.forecast` off the event loop with the arrivals that the
+submissions of the last hour lead one to expect (:mod:`codeflare.scheduling.arrivals`: each
+LocalQueue, priority and shape at its observed rate), and writes the annotations
 ``codeflare.dev/estimated-start`` and ``codeflare.dev/waiting-for`` on pending Workloads whose
-estimate moved by more than a tolerance, at a bounded rate, soonest first. It also records
+estimate moved by more than a tolerance, at a bounded rate, soonest first. The published estimate
+is so the expected start, not the earliest one (nothing submitted later going first): on the
+forecast bench the median error / wait of BestEffortFIFO queues fell from 25.9% to 11.9% with it
+(StrictFIFO unchanged), and the earliest one would cost a second simulation. It also records
 finished runs and persists them in the history ConfigMap. It decides no admission and never
 writes status; the estimate is advice.
 """
@@ -36,6 +41,7 @@ from codeflare.operator.queueing.runtimes import (
     shape_digest,
 )
 from codeflare.scheduling import workload_key, workload_shape
+from codeflare.scheduling.arrivals import ArrivalHistory
 from codeflare.scheduling.forecast import Estimate, Forecast, forecast, fork
 
 log = logging.getLogger(__name__)
@@ -107,6 +113,7 @@ class StartForecaster:
         self.state = state
         self.interval = ctx.config.queueing.forecast_interval.total_seconds()
         self.history = RunTimeHistory()
+        self.arrivals = ArrivalHistory()  # submissions seen (at refreshes), kept in memory only
         self.latest: Forecast | None = None
         self.cost_s = 0.0  # wall time of the latest refresh (copy + durations + simulation)
         self.written = 0  # annotation writes done
@@ -196,13 +203,24 @@ class StartForecaster:
             return None
         return self.history.expected(namespace, queue, shape_digest(workload_shape(workload)))
 
+    def observe_arrivals(self, durations: Mapping[str, float | None]) -> None:
+        """Record the Workloads the engine holds as submissions at their creation time (once each;
+        one that came and went between two refreshes is missed: the rate is then low, not high)."""
+        engine = self.state.engine
+        for key, duration in durations.items():
+            workload = engine.workload(key)
+            if workload is not None:
+                self.arrivals.observe(workload, duration)
+
     async def refresh(self) -> Forecast:
         """A new forecast from the engine as it is now (the simulation runs off the event loop)."""
         started = time.monotonic()
         now = self.ctx.clock()
         durations = self.durations()
         engine = fork(self.state.engine)
-        self.latest = await asyncio.to_thread(forecast, engine, now, durations)
+        self.observe_arrivals(durations)
+        arrivals = self.arrivals.expected(now)
+        self.latest = await asyncio.to_thread(forecast, engine, now, durations, arrivals=arrivals)
         self.cost_s = time.monotonic() - started
         return self.latest
 

@@ -8,13 +8,15 @@ the estimate is the admission time a replay of the same engine gives.
 from __future__ import annotations
 
 import heapq
+import math
+from collections.abc import Sequence
 from dataclasses import replace
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from codeflare.scheduling import AdmissionEngine, Preemption
-from codeflare.scheduling.forecast import forecast, fork
+from codeflare.scheduling.forecast import Arrival, forecast, fork
 from codeflare.scheduling.tests.helpers import cq, engine_with, wl
 
 SETTINGS = settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -154,8 +156,13 @@ def test_properties_quota_never_exceeded_and_never_before_now(
         assert only.estimates["ns/solo"].position == 0
 
 
-def replay(engine: AdmissionEngine, now: float, durations: dict[str, float | None]) -> dict[str, float]:
-    """What happens when every workload runs exactly its duration: admission time per workload."""
+def replay(
+    engine: AdmissionEngine, now: float, durations: dict[str, float | None], arrivals: Sequence[Arrival] = ()
+) -> dict[str, float]:
+    """What happens when every workload runs exactly its duration (and ``arrivals``, in order, are
+    submitted at their times): admission time per workload."""
+    durations = {**durations, **{a.workload.key: a.duration for a in arrivals}}
+    coming = list(arrivals)
     ends: list[tuple[float, str]] = []
     end_of: dict[str, float] = {}
     admitted: dict[str, float] = {}
@@ -183,14 +190,16 @@ def replay(engine: AdmissionEngine, now: float, durations: dict[str, float | Non
                 break
         while ends and end_of.get(ends[0][1]) != ends[0][0]:
             heapq.heappop(ends)
-        if not ends:
+        if not ends and not coming:
             return admitted
-        t = ends[0][0]
+        t = min(ends[0][0] if ends else math.inf, coming[0].at if coming else math.inf)
         while ends and ends[0][0] == t:
             _, key = heapq.heappop(ends)
             if end_of.get(key) == t:
                 del end_of[key]
                 engine.remove_workload(key)
+        while coming and coming[0].at <= t:
+            engine.add_workload(coming.pop(0).workload)
 
 
 @SETTINGS
@@ -212,6 +221,55 @@ def test_property_exact_durations_give_the_replayed_admission(
     pending = [k for k in durations if engine.admission(k) is None]
     result = forecast(fork(engine), 10.0, durations, resolution=0.0, min_step=0.0)
     actual = replay(fork(engine), 10.0, durations)
+    for key in pending:
+        assert result.estimates[key].start == actual.get(key), key
+
+
+arrival_spec = st.tuples(
+    st.sampled_from(["lq-a", "lq-b", "lq-c"]),
+    st.integers(1, 5),  # cpu
+    st.integers(0, 2),  # priority
+    st.integers(1, 60),  # duration
+    st.integers(0, 80),  # submitted this long after now
+)
+
+
+def arrivals_of(specs: list[tuple[str, int, int, int, int]], now: float) -> list[Arrival]:
+    """Expected arrivals from their specs, in order of time."""
+    timed = sorted((now + after, i, queue, cpu, priority, duration)
+                   for i, (queue, cpu, priority, duration, after) in enumerate(specs))  # fmt: skip
+    return [
+        Arrival(at, wl(f"new{i}", queue, str(cpu), priority=priority, created=at), float(duration))
+        for at, i, queue, cpu, priority, duration in timed
+    ]
+
+
+@SETTINGS
+@given(
+    quotas=st.lists(queue_quota, min_size=3, max_size=3),
+    cohort=st.booleans(),
+    preempt=st.booleans(),
+    early=st.lists(workload_spec, max_size=8),
+    late=st.lists(workload_spec, max_size=8),
+    coming=st.lists(arrival_spec, max_size=8),
+)
+def test_property_exact_durations_and_arrivals_give_the_replayed_admission(
+    quotas: list[tuple[int, int | None]],
+    cohort: bool,
+    preempt: bool,
+    early: list[tuple[str, int, int, int | None]],
+    late: list[tuple[str, int, int, int | None]],
+    coming: list[tuple[str, int, int, int, int]],
+) -> None:
+    """The expected start is exact too, given its arrivals: a replay that submits them at their
+    times admits every pending workload when the forecast says; the arrivals get no estimate."""
+    engine, durations = scenario(quotas, cohort, preempt, early, late)
+    arrivals = arrivals_of(coming, 10.0)
+    pending = [k for k in durations if engine.admission(k) is None]
+    result = forecast(fork(engine), 10.0, durations, resolution=0.0, min_step=0.0, arrivals=arrivals,
+                      check=no_overrun)  # fmt: skip
+    actual = replay(fork(engine), 10.0, durations, arrivals)
+    assert set(result.estimates) == set(pending)
     for key in pending:
         assert result.estimates[key].start == actual.get(key), key
 
