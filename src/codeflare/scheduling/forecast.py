@@ -13,6 +13,9 @@ of the cohort, which was 40% of the cost of a refresh with reclaim. On 10,000 pe
 with reclaim this moved estimates by a median 3.6% of the wait (later); without preemption it
 changes nothing. Preemptions that keep preempting are carried out at once after a few such moments.
 A workload whose admission depends on one whose end is unknown has no bound (``start=None``).
+Without ``arrivals`` the estimate is the earliest start (nothing submitted later goes first); with
+the arrivals one expects (:mod:`codeflare.scheduling.arrivals`) it is the expected start, exact
+given them as the earliest one is given none.
 It uses only the engine's public methods, and mutates the engine it is given: pass ``fork(...)``.
 No I/O, no clock reads: ``now`` is an argument. It does not decide where durations come from.
 """
