@@ -48,4 +48,4 @@ def test_pending_work_shows_its_estimated_start_or_why_there_is_none(plane: Plan
     page.get_by_role("link", name="Queues").click()
     pending = page.locator('#cq-cq-a tr[data-workload^="team-a/"] .estimate')
     expect(pending).to_have_text(re.compile(r"in ~(9|10) min"), timeout=WAIT_MS)
-    expect(pending).to_have_attribute("title", re.compile("if nothing submitted later goes before it"))
+    expect(pending).to_have_attribute("title", re.compile("if submissions go on as in the last hour"))

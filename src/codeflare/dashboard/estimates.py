@@ -3,7 +3,8 @@
 The operator's forecast (``codeflare.dev/estimated-start``: RFC 3339 or ``unbounded``, and
 ``codeflare.dev/waiting-for``) is the only source: the dashboard asks no endpoint and computes no
 estimate of its own. What the estimate promises is the forecast's basis: the work that exists now,
-run times as declared or observed, nothing submitted later going before it. Pure functions.
+run times as declared or observed, and submissions going on as in the last hour (the expected
+start, not the earliest). Pure functions.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from codeflare.k8s.timestamps import epoch_seconds
 from codeflare.k8s.types import Obj
 
 UNBOUNDED_WORDS = "no estimate: waits behind work of unknown length"
-BASIS = "if nothing submitted later goes before it and run times hold"
+BASIS = "if submissions go on as in the last hour and run times hold"
 
 
 @dataclass(frozen=True)

@@ -178,7 +178,8 @@ class FeasibilityEndpoint:
         job, duration = job_of(namespace, body, self.state.priorities, now)
         durations = self.forecaster.durations()
         engine = fork(self.state.engine)  # on the loop: a consistent copy; the work runs off it
-        answer = await asyncio.to_thread(check_feasibility, engine, now, durations, job, duration)
+        arrivals = self.forecaster.arrivals.expected(now)  # as the published estimates
+        answer = await asyncio.to_thread(check_feasibility, engine, now, durations, job, duration, arrivals)
         reply = {"apiVersion": f"{GROUP}/{VERSION}", "kind": KIND,
                  "metadata": {**(body.get("metadata") or {}), "namespace": namespace},
                  "spec": body.get("spec"), "status": status_of(answer, namespace)}  # fmt: skip

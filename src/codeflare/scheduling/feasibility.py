@@ -12,14 +12,14 @@ about which queue, and what of others' workloads may be shown, is the caller's p
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Literal
 
 from codeflare.k8s.quantity import format_milli
 from codeflare.k8s.timestamps import format_rfc3339
 from codeflare.scheduling.engine import AdmissionEngine
-from codeflare.scheduling.forecast import Estimate, forecast, fork
+from codeflare.scheduling.forecast import Arrival, Estimate, forecast, fork
 from codeflare.scheduling.model import Workload
 from codeflare.scheduling.results import PendingInfo, Shortfall
 
@@ -157,16 +157,19 @@ def check_feasibility(
     durations: Mapping[str, float | None],
     job: Workload,
     duration: float | None = None,
+    arrivals: Sequence[Arrival] = (),
 ) -> Feasibility:
     """What the engine would do with ``job`` submitted at ``now``.
 
     ``durations``: every known workload's expected run time (as for :func:`forecast`);
-    ``duration``: the job's own. The engine is not changed.
+    ``duration``: the job's own; ``arrivals``: the later submissions expected (as the operator
+    publishes its estimates with them, so a check and a Workload's estimate agree). The engine is
+    not changed.
     """
     probe = probe_of(job, now)
     world = fork(engine)
     world.add_workload(probe)
-    result = forecast(world, now, {**durations, probe.key: duration})
+    result = forecast(world, now, {**durations, probe.key: duration}, arrivals=arrivals)
     estimate = result.estimates.get(probe.key) or Estimate(probe.key, None)
     if estimate.start == now:
         where = f"ClusterQueue {estimate.cluster_queue}" if estimate.cluster_queue else "its ClusterQueue"

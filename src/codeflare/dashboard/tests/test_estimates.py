@@ -50,7 +50,7 @@ def test_published_estimates_in_words_or_none() -> None:
         NOW,
     )
     assert (soon.words, soon.waiting_for) == ("in ~3 min", "train")
-    assert "2026-01-01T00:03:00Z" in soon.title and "nothing submitted later" in soon.title
+    assert "2026-01-01T00:03:00Z" in soon.title and "submissions go on as in the last hour" in soon.title
     assert start_estimate(workload("b", {ESTIMATED_START_ANNOTATION: "2025-12-31T23:00:00Z"}), NOW).words == (
         "any moment now"
     )  # overdue: what it waits for ran past its expected end
