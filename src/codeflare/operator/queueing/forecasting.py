@@ -9,7 +9,7 @@ submissions of the last hour lead one to expect (:mod:`codeflare.scheduling.arri
 LocalQueue, priority and shape at its observed rate), and writes the annotations
 ``codeflare.dev/estimated-start`` and ``codeflare.dev/waiting-for`` on pending Workloads whose
 estimate moved by more than a tolerance, at a bounded rate, soonest first. The published estimate
-is so the expected start, not the earliest one (nothing submitted later going first): on the
+is therefore the expected start, not the earliest one (nothing submitted later going first): on the
 forecast bench the median error / wait of BestEffortFIFO queues fell from 25.9% to 11.9% with it
 (StrictFIFO unchanged), and the earliest one would cost a second simulation. It also records
 finished runs and persists them in the history ConfigMap. It decides no admission and never
