@@ -36,6 +36,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import urllib.request
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -294,13 +295,14 @@ def run_once(
         server = ServerProcess(Path(tmp) / "server").start()
         operator: OperatorProcess | None = None
         spies: list[subprocess.Popen[bytes]] = []
+        metrics_port = free_port()
         try:
             with Kube(config.from_kubeconfig(server.kubeconfig)) as kube:
                 install_crds(kube)
                 write_operator_config(
                     kube,
                     {
-                        "metrics": {"bindAddress": f"127.0.0.1:{free_port()}"},
+                        "metrics": {"bindAddress": f"127.0.0.1:{metrics_port}"},
                         "health": {"bindAddress": "0"},
                         "queueing": {"capacityCheck": False},
                         "instascale": {"enabled": False},
@@ -318,6 +320,7 @@ def run_once(
                 spies = [py_spy(pid, profile / f"{name}.txt") for name, pid in pids.items()]
             result = asyncio.run(replay(scenario, server.kubeconfig, Processes(pids), timeout))
             result["operator_log_tail"] = operator.log()[-1500:]
+            result.update(client_requests(metrics_port))
         finally:
             for spy in spies:
                 spy.send_signal(2)  # SIGINT: py-spy writes what it sampled
@@ -327,6 +330,26 @@ def run_once(
                 operator.stop()
             server.stop()
     return result
+
+
+def client_requests(port: int) -> Obj:
+    """What the operator's API client sent, from its metrics: requests by "verb resource (priority)"
+    and the seconds they waited for rate-limit tokens, by priority."""
+    from prometheus_client.parser import text_string_to_metric_families
+
+    with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=30) as answer:
+        text = answer.read().decode()
+    sent: dict[str, float] = {}
+    waited: dict[str, float] = {}
+    for family in text_string_to_metric_families(text):
+        for sample in family.samples:
+            labels = sample.labels
+            if sample.name == "codeflare_client_requests_total":
+                key = f"{labels['verb']} {labels['resource']} ({labels['priority']})"
+                sent[key] = sent.get(key, 0.0) + sample.value
+            elif sample.name == "codeflare_client_rate_limiter_duration_seconds_sum":
+                waited[labels["priority"]] = sample.value
+    return {"client_requests": sent, "client_throttled_s": waited}
 
 
 def py_spy(pid: int, out: Path) -> subprocess.Popen[bytes]:
@@ -445,7 +468,32 @@ def report(scenario: Scenario, results: list[Obj], limits: Obj | None = None) ->
         + ", ".join(f"run {i + 1}: {r['workloads'] - r['finished']}" for i, r in enumerate(results))
         + "."
     )
-    return intro + "\n\n" + "\n".join(lines) + "\n" + "\n".join(checks)
+    return intro + "\n\n" + "\n".join(lines) + "\n" + "\n".join(checks) + request_table(results)
+
+
+def request_table(results: list[Obj]) -> str:
+    """The operator client's requests by verb, resource and priority in each run, most first, with
+    the seconds that priority's requests waited for tokens in all."""
+    if not all("client_requests" in r for r in results):
+        return ""
+    keys = sorted(
+        {k for r in results for k in r["client_requests"]},
+        key=lambda k: -results[0]["client_requests"].get(k, 0),
+    )
+    head = ["operator requests (verb resource (priority))", *[f"run {i + 1}" for i in range(len(results))]]
+    lines = ["", "", "| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for key in [*keys, "all"]:
+        counts = [
+            sum(r["client_requests"].values()) if key == "all" else r["client_requests"].get(key, 0)
+            for r in results
+        ]
+        lines.append(f"| {key} | " + " | ".join(f"{c:.0f}" for c in counts) + " |")
+    for level in sorted({p for r in results for p in r["client_throttled_s"]}):
+        waits = [r["client_throttled_s"].get(level, 0.0) for r in results]
+        lines.append(
+            f"| waited for tokens, {level} (s, summed) | " + " | ".join(f"{w:.0f}" for w in waits) + " |"
+        )
+    return "\n".join(lines)
 
 
 def client_limits(limits: Obj | None) -> str:

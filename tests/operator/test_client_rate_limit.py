@@ -6,7 +6,8 @@ operator was idle before the first Workload arrived, so its bucket held one toke
 admission cannot land earlier than ``(60 - 1) / 4`` s (about 15 s) after the first Workload was created,
 however fast the machine (a lower bound, not a speed measurement). Unthrottled, the same 60
 admissions took about 6 s on the shared 2-core development machine (2026-12-02), creation of the
-60 Workloads included. The operator also says which limits it applied.
+60 Workloads included. The operator also says which limits it applied, and counts its requests by
+verb, resource and priority with the time they waited for tokens.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ import pytest
 
 from codeflare.kube import kinds
 from codeflare.kube.client import Kube
+from tests.operator.operator_metrics import OperatorMetricsReader
 from tests.support.apiserver import ServerProcess
 from tests.support.control_plane import OperatorProcess, install_crds, quiet_config, write_operator_config
 from tests.support.polling import wait_for
@@ -28,10 +30,18 @@ QPS, BURST, COUNT = 4, 1, 60
 
 
 @pytest.fixture
-def operator(kube: Kube, fresh_apiserver: ServerProcess, tmp_path: Path) -> Iterator[OperatorProcess]:
+def metrics() -> OperatorMetricsReader:
+    return OperatorMetricsReader()
+
+
+@pytest.fixture
+def operator(
+    kube: Kube, fresh_apiserver: ServerProcess, tmp_path: Path, metrics: OperatorMetricsReader
+) -> Iterator[OperatorProcess]:
     install_crds(kube)
     create_flavor_and_queues(kube, {"team": ("cq", str(COUNT))})
-    write_operator_config(kube, quiet_config(clientConnection={"qps": QPS, "burst": BURST}))
+    limits = {"qps": QPS, "burst": BURST}
+    write_operator_config(kube, quiet_config(clientConnection=limits, metrics=metrics.bind))
     process = OperatorProcess(fresh_apiserver.kubeconfig, tmp_path / "operator.log").start()
     try:
         wait_for(lambda: "queueing controller synced" in process.log(), 60, what="operator synced")
@@ -41,7 +51,9 @@ def operator(kube: Kube, fresh_apiserver: ServerProcess, tmp_path: Path) -> Iter
         print(process.log()[-3000:])  # shown by pytest when the test fails
 
 
-def test_admissions_are_paced_by_the_configured_bucket(kube: Kube, operator: OperatorProcess) -> None:
+def test_admissions_are_paced_by_the_configured_bucket(
+    kube: Kube, operator: OperatorProcess, metrics: OperatorMetricsReader
+) -> None:
     assert f"API client rate limit: qps {QPS}, burst {BURST}" in operator.log()
     first_created = time.monotonic()
     for i in range(COUNT):
@@ -54,3 +66,11 @@ def test_admissions_are_paced_by_the_configured_bucket(kube: Kube, operator: Ope
     wait_for(all_admitted, 120, 0.05, what=f"{COUNT} admissions")
     elapsed = time.monotonic() - first_created
     assert elapsed >= (COUNT - BURST) / QPS, f"{COUNT} admissions in {elapsed:.2f}s beat qps {QPS}"
+    # where the budget went, as the operator counts it: every admission was a status write sent at
+    # admission priority, and those writes waited for their tokens
+    sent = metrics.value(
+        "codeflare_client_requests_total", verb="update", resource="workloads/status", priority="admission"
+    )
+    assert sent is not None and sent >= COUNT
+    waited = metrics.value("codeflare_client_rate_limiter_duration_seconds_sum", priority="admission")
+    assert waited is not None and waited > 0

@@ -12,7 +12,9 @@ are raised at once; conflicts are retried by :meth:`AsyncKube.update` from a fre
 (:mod:`codeflare.kube.retry` holds the policy). With a ``rate_limit`` (client-go's QPS/Burst token
 bucket, :mod:`codeflare.kube.ratelimit`) every request waits for its token before it is sent:
 each send of a request (a resend too), each discovery read, each watch it opens; a list that the
-library pages through counts once.
+library pages through counts once. An ``observer`` (:data:`RequestObserver`) is told of each of
+those sends: its verb, its resource (``workloads/status`` for a status write) and the seconds it
+waited for its token, so a program can count where its request budget goes.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ import copy
 import functools
 import logging
 import threading
+import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine, Mapping
 from typing import Any, Concatenate, ParamSpec, TypeVar
 
@@ -38,6 +41,9 @@ log = logging.getLogger(__name__)
 
 T = TypeVar("T")
 ALL_NAMESPACES = "*"
+
+RequestObserver = Callable[[str, str, float], None]
+"""Called as ``observer(verb, resource, throttled_seconds)`` for each request sent."""
 
 
 def _to_dict(obj: Any) -> Obj:
@@ -63,6 +69,7 @@ class AsyncKube:
         timeout: float = 30.0,
         retry: RetryPolicy | None = None,
         rate_limit: TokenBucket | None = None,
+        observer: RequestObserver | None = None,
     ) -> None:
         import httpx2
         from lightkube import AsyncClient
@@ -72,6 +79,7 @@ class AsyncKube:
         self.field_manager = field_manager
         self.retry = retry or RetryPolicy()
         self.rate_limit = rate_limit  # None: unlimited; may be set later (the operator, once configured)
+        self.observer = observer  # may be set later too
         self._client = AsyncClient(
             connection.config,
             namespace=connection.namespace,
@@ -105,20 +113,30 @@ class AsyncKube:
         namespace: str | None,
         send: Callable[[], Awaitable[T]],
         *,
+        verb: str,
+        status: bool = False,
         idempotent: bool = True,
     ) -> T:
         """``send()`` with lightkube's and httpx's failures mapped to :mod:`errors`, and retried."""
+        resource = f"{kind.plural}/status" if status else kind.plural
 
         async def once() -> T:
-            await self._throttle()
+            await self._throttle(verb, resource)
             return await _send_once(kind, name, namespace, send)
 
         what = f"{kind.kind} {kind.ref(name, namespace)}" if name else kind.kind
         return await send_with_retries(once, self.retry, idempotent=idempotent, what=what)
 
-    async def _throttle(self) -> None:
-        if self.rate_limit is not None:
+    async def _throttle(self, verb: str, resource: str) -> None:
+        """Wait for this request's token (if rate limited) and tell the observer it is being sent."""
+        if self.rate_limit is None:
+            waited = 0.0
+        else:
+            started = time.monotonic()
             await self.rate_limit.acquire()
+            waited = time.monotonic() - started
+        if self.observer is not None:
+            self.observer(verb, resource, waited)
 
     def _ns(self, kind: Kind, namespace: str | None) -> str | None:
         if not kind.namespaced:
@@ -131,7 +149,7 @@ class AsyncKube:
         http: Any = self._client._client._client  # lightkube's httpx client, carrying our credentials
 
         async def once() -> Obj:
-            await self._throttle()
+            await self._throttle("get", "discovery")
             try:
                 response = await http.get(path)
             except Exception as exc:
@@ -163,7 +181,9 @@ class AsyncKube:
     async def get(self, kind: Kind, name: str, namespace: str | None = None) -> Obj:
         ns = self._ns(kind, namespace)
         return _to_dict(
-            await self._call(kind, name, ns, lambda: self._client.get(kind.lightkube(), name, namespace=ns))
+            await self._call(
+                kind, name, ns, lambda: self._client.get(kind.lightkube(), name, namespace=ns), verb="get"
+            )
         )
 
     async def find(self, kind: Kind, name: str, namespace: str | None = None) -> Obj | None:
@@ -192,7 +212,7 @@ class AsyncKube:
                 )
             ]
 
-        return await self._call(kind, "", None, collect)
+        return await self._call(kind, "", None, collect, verb="list")
 
     async def list_with_version(
         self, kind: Kind, namespace: str | None = None
@@ -205,7 +225,7 @@ class AsyncKube:
             items = [_to_dict(o) async for o in iterator]
             return items, str(getattr(iterator, "resourceVersion", "") or "")
 
-        return await self._call(kind, "", None, collect)
+        return await self._call(kind, "", None, collect, verb="list")
 
     async def watch(
         self,
@@ -220,7 +240,7 @@ class AsyncKube:
         from lightkube.types import on_error_raise
 
         ns = ALL_NAMESPACES if namespace is None and kind.namespaced else namespace
-        await self._throttle()
+        await self._throttle("watch", kind.plural)
         stream = self._client.watch(
             kind.lightkube(),
             namespace=ns,
@@ -241,14 +261,18 @@ class AsyncKube:
         res = _resource(kind, _with_namespace(obj, ns))
         client: Any = self._client
         # not idempotent: resent only when the server cannot have created it
-        return _to_dict(await self._call(kind, name, ns, lambda: client.create(res), idempotent=False))
+        return _to_dict(
+            await self._call(kind, name, ns, lambda: client.create(res), verb="create", idempotent=False)
+        )
 
     async def replace(self, kind: Kind, obj: Obj) -> Obj:
         meta = obj.get("metadata") or {}
         ns = self._ns(kind, meta.get("namespace"))
         res = _resource(kind, _with_namespace(obj, ns))
         client: Any = self._client
-        return _to_dict(await self._call(kind, meta.get("name", ""), ns, lambda: client.replace(res)))
+        return _to_dict(
+            await self._call(kind, meta.get("name", ""), ns, lambda: client.replace(res), verb="update")
+        )
 
     async def replace_status(self, kind: Kind, obj: Obj) -> Obj:
         meta = obj.get("metadata") or {}
@@ -259,7 +283,7 @@ class AsyncKube:
         def call() -> Awaitable[Any]:
             return client.replace(body, meta.get("name", ""), namespace=ns)
 
-        return _to_dict(await self._call(kind, meta.get("name", ""), ns, call))
+        return _to_dict(await self._call(kind, meta.get("name", ""), ns, call, verb="update", status=True))
 
     async def patch(
         self,
@@ -293,7 +317,11 @@ class AsyncKube:
             )
 
         # a JSON patch may add to a list: resent only when the server cannot have applied it
-        return _to_dict(await self._call(kind, name, ns, call, idempotent=patch_type != "json"))
+        return _to_dict(
+            await self._call(
+                kind, name, ns, call, verb="patch", status=status, idempotent=patch_type != "json"
+            )
+        )
 
     async def apply(
         self,
@@ -337,6 +365,7 @@ class AsyncKube:
                 name,
                 ns,
                 lambda: self._client.delete(kind.lightkube(), name, namespace=ns, cascade=cascade),
+                verb="delete",
             )
         except errors.NotFound:
             if not missing_ok:

@@ -57,7 +57,9 @@ async def run_operator(
             )
             return EXIT_CONFIG
         kube.rate_limit = client_rate_limit(config)
-        ctx = OperatorContext(config, connection, kube, namespace, EventRecorder(kube), OperatorMetrics())
+        metrics = OperatorMetrics()
+        kube.observer = metrics.client_request  # before the event recorder takes its twin of the client
+        ctx = OperatorContext(config, connection, kube, namespace, EventRecorder(kube), metrics)
         ctx.mark_ready("leader", not config.leader_election.leader_elect)
         runners = await start_probes(ctx)
         elector: LeaderElector | None = None

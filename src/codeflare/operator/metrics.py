@@ -4,8 +4,11 @@
 admission), ``appwrapper_phase_total{phase}``, admissions and preemptions; and what lets a test
 prove that *nothing happened* without sleeping: ``codeflare_reconcile_total{controller}``,
 ``codeflare_scheduling_cycles_total`` and ``codeflare_caught_up_resource_version{controller,kind}``
-(see :class:`WatchProgress`). Kueue's own queue gauges under Kueue's names and labels
-(pkg/metrics/metrics.go), from the counts the queue-status reporter hands over (:class:`KueueCounts`):
+(see :class:`WatchProgress`). Where the client's request budget goes:
+``codeflare_client_requests_total{verb,resource,priority}`` and the time spent waiting for a
+``clientConnection`` token, ``codeflare_client_rate_limiter_duration_seconds{priority}``.
+Kueue's own queue gauges under Kueue's names and labels (pkg/metrics/metrics.go), from the
+counts the queue-status reporter hands over (:class:`KueueCounts`):
 ``kueue_pending_workloads{cluster_queue,status}``, ``kueue_admitted_active_workloads``, their
 ``kueue_local_queue_*`` twins, and 0.19's ``kueue_unadmitted_workloads{cluster_queue,reason,
 underlying_cause}`` and ``kueue_local_queue_unadmitted_workloads``; counted when scraped, not at
@@ -22,6 +25,8 @@ from typing import Any, Protocol
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
 from prometheus_client.registry import Collector
+
+from codeflare.kube.ratelimit import current_priority
 
 
 class CountsReconciles(Protocol):
@@ -63,11 +68,19 @@ class WatchProgress:
         for kind, version in waiting.items():
             running[kind] = min(version, running.get(kind, version))
 
-    def finish(self, key: Hashable, done: bool = True) -> None:
-        """The worker is done with ``key``; with ``done`` false (it failed) the work waits again."""
+    def relabel(self, key: Hashable, new: Hashable) -> None:
+        """What is in progress for ``key`` continues as ``new`` (work handed over, e.g. a cycle's
+        decisions still being written when the next cycle takes ``key``)."""
+        running = self._running.pop(key, {})
+        if running:
+            self._running[new] = running
+
+    def finish(self, key: Hashable, done: bool = True, requeue_as: Hashable | None = None) -> None:
+        """The worker is done with ``key``; with ``done`` false (it failed) the work waits again, as
+        ``requeue_as`` when given (the key it was taken under before a :meth:`relabel`)."""
         running = self._running.pop(key, {})
         if not done:
-            waiting = self._waiting.setdefault(key, {})
+            waiting = self._waiting.setdefault(key if requeue_as is None else requeue_as, {})
             for kind, version in running.items():
                 waiting[kind] = min(version, waiting.get(kind, version))
 
@@ -206,12 +219,31 @@ class OperatorMetrics:
         self.scheduling_cycles = counter(
             "codeflare_scheduling_cycles", "Scheduling cycles completed, their decisions written."
         )
+        self.client_requests = counter(
+            "codeflare_client_requests",
+            "Requests the operator's API client sent (resends too), by verb, resource and the "
+            "rate-limit priority they waited at.",
+            ["verb", "resource", "priority"],
+        )
+        self.client_throttled = Histogram(
+            "codeflare_client_rate_limiter_duration_seconds",
+            "Time a request waited for its clientConnection qps/burst token, by priority.",
+            ["priority"],
+            buckets=(0.001, 0.01, 0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10, 30, 60),
+            registry=self.registry,
+        )
         self._progress = _ProgressCollector()
         self._reconciles = _ReconcileCollector()
         self._kueue = _KueueCollector()
         self.registry.register(self._progress)
         self.registry.register(self._reconciles)
         self.registry.register(self._kueue)
+
+    def client_request(self, verb: str, resource: str, throttled: float) -> None:
+        """Count one request of the operator's client (a :data:`~codeflare.kube.client.RequestObserver`)."""
+        level = current_priority().name.lower()
+        self.client_requests.labels(verb, resource, level).inc()
+        self.client_throttled.labels(level).observe(throttled)
 
     def count_kueue_workloads(self, source: Callable[[], KueueCounts], replica_role: str) -> None:
         """Serve what ``source`` counts at each scrape as Kueue's queue gauges (``replica_role``:

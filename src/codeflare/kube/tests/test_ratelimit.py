@@ -7,7 +7,8 @@ client uses (``Wait``). Properties: whatever the arrival times, no window of ser
 holds more than ``burst + qps * window``, requests are served in arrival order, and requests
 that arrive no faster than ``qps`` never wait. Waiting requests are served by priority (our
 addition, not client-go's): admissions before the default before bookkeeping, first come first
-served within one, and whatever the mix, no window holds more grants than the bucket allows.
+served within one, and whatever the mix, no window holds more grants than the bucket allows;
+bookkeeping leaves ``keep`` tokens (half the burst) for work, also in every mix.
 Then through :class:`AsyncKube` over HTTP: the server sees the requests no earlier than the
 bucket allows.
 Deliberate difference: client-go coerces a burst below 1 to 1; we refuse it (the operator's
@@ -97,15 +98,21 @@ def test_requests_no_faster_than_qps_never_wait(qps: float, burst: int, extra: l
 
 
 class LoggedBucket(TokenBucket):
-    """The bucket, noting the time of every token it hands out."""
+    """The bucket, noting the time of every token it hands out, and to which priority with how
+    many tokens left after it."""
 
     def __init__(self, qps: float, burst: int) -> None:
         super().__init__(qps, burst)
         self.granted: list[float] = []
+        self.left: list[tuple[Priority, float]] = []
 
     def reserve(self, now: float) -> float:
         self.granted.append(now)
         return super().reserve(now)
+
+    def _take(self, now: float, level: Priority) -> None:
+        super()._take(now, level)
+        self.left.append((level, self._tokens))
 
 
 async def test_waiting_requests_are_served_by_priority() -> None:
@@ -176,6 +183,40 @@ def test_priorities_never_exceed_the_bucket(burst: int, arrivals: list[tuple[Pri
             assert j - i + 1 <= burst + qps * (granted[j] - granted[i]) + 1e-6
     for order in served.values():  # first come, first served within one priority
         assert order == sorted(order)
+    for level, left in bucket.left:  # bookkeeping never takes the tokens kept for work
+        if level is Priority.BOOKKEEPING:
+            assert left >= bucket.keep - 1e-6
+
+
+async def test_bookkeeping_leaves_half_the_burst_for_admissions() -> None:
+    """Burst 4 keeps 2: bookkeeping takes two tokens, then waits although tokens are there; the
+    admissions arriving meanwhile take those two at once, and bookkeeping goes when 3 are back."""
+    bucket = LoggedBucket(20, 4)
+    assert bucket.keep == 2
+    order: list[str] = []
+
+    async def request(name: str, level: Priority) -> None:
+        await bucket.acquire(level)
+        order.append(name)
+
+    await request("report-1", Priority.BOOKKEEPING)
+    await request("report-2", Priority.BOOKKEEPING)
+    waiting = asyncio.create_task(request("report-3", Priority.BOOKKEEPING))
+    await asyncio.sleep(0)
+    assert order == ["report-1", "report-2"]  # two tokens are left, both kept
+    await request("admit-1", Priority.ADMISSION)
+    await request("admit-2", Priority.ADMISSION)
+    assert order == ["report-1", "report-2", "admit-1", "admit-2"]  # served at once, no wait
+    await waiting
+    assert bucket.granted[-1] - bucket.granted[-2] >= 3 / 20 - 0.01  # 3 tokens refilled at 20/s
+    level, left = bucket.left[-1]
+    assert level is Priority.BOOKKEEPING and left >= 2 - 1e-6  # (more when the timer fired late)
+
+
+@pytest.mark.parametrize(("burst", "keep"), [(1, 1), (4, 4), (4, -1)])
+def test_keep_must_leave_a_token_to_take(burst: int, keep: int) -> None:
+    with pytest.raises(ValueError, match="keep must be at least 0 and less than burst"):
+        TokenBucket(10, burst, keep=keep)
 
 
 async def test_the_client_sends_no_faster_than_its_bucket() -> None:

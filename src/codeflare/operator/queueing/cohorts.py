@@ -21,6 +21,7 @@ from codeflare.k8s.timestamps import format_rfc3339
 from codeflare.k8s.types import Obj
 from codeflare.kube import errors, kinds
 from codeflare.kube.kinds import Kind
+from codeflare.kube.ratelimit import Priority, priority
 from codeflare.operator.queueing import convert
 from codeflare.scheduling import Cohort
 
@@ -86,12 +87,13 @@ class CohortStatusWriter:
         queues, cohorts = engine.weighted_shares() if self.fair_sharing else ({}, {})
         cycles = engine.cohort_cycles()
         now = format_rfc3339(self.ctx.clock())
-        for name, body in self._changed(kinds.CLUSTER_QUEUE, queues, None, now):
-            with contextlib.suppress(errors.NotFound):
-                await self.ctx.kube.patch(kinds.CLUSTER_QUEUE, name, body, None, status=True)
-        for name, body in self._changed(kinds.COHORT, cohorts, cycles, now):
-            with contextlib.suppress(errors.NotFound):
-                await self.ctx.kube.patch(kinds.COHORT, name, body, None, status=True)
+        with priority(Priority.BOOKKEEPING):  # after admissions in the client's rate limit
+            for name, body in self._changed(kinds.CLUSTER_QUEUE, queues, None, now):
+                with contextlib.suppress(errors.NotFound):
+                    await self.ctx.kube.patch(kinds.CLUSTER_QUEUE, name, body, None, status=True)
+            for name, body in self._changed(kinds.COHORT, cohorts, cycles, now):
+                with contextlib.suppress(errors.NotFound):
+                    await self.ctx.kube.patch(kinds.COHORT, name, body, None, status=True)
 
     def _changed(
         self, kind: Kind, shares: dict[str, int], cycles: dict[str, str] | None, now: str

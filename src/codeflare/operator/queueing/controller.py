@@ -18,7 +18,9 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import importlib
+import itertools
 import logging
+import time
 from collections.abc import Awaitable
 from typing import Any
 
@@ -31,12 +33,12 @@ from codeflare.operator.queueing.forecasting import StartForecaster
 from codeflare.operator.queueing.jobsync import JobSync
 from codeflare.operator.queueing.maxexec import MaxExecTimer
 from codeflare.operator.queueing.reporter import QueueStatusReporter
-from codeflare.scheduling import AdmissionEngine, FairSharing
+from codeflare.scheduling import AdmissionEngine, FairSharing, SchedulingResult
 
 log = logging.getLogger(__name__)
 
 SCHEDULER = "scheduler"  # the scheduling loop's name in the watch-progress metric
-QUEUE_STATUS_INTERVAL = 1.0  # seconds between ClusterQueue/LocalQueue status refreshes under load
+QUEUE_STATUS_INTERVAL = 1.0  # seconds between ClusterQueue/LocalQueue status reports at most
 COALESCE_S = 0.02  # a burst of events makes one cycle
 
 
@@ -72,14 +74,17 @@ class QueueingController:
         self.maxexec.subscribe(ctx.informers)
         self.forecaster = StartForecaster(ctx, self.state)  # estimated starts (advice, published apart)
         self.forecaster.subscribe()
-        self._queue_status_at = 0.0
-        self._queue_status_due = False
+        self._queue_status_due = asyncio.Event()  # a cycle wrote its decisions: report the queues
+        self._cycles = itertools.count()
+        self._writes: set[asyncio.Task[None]] = set()  # cycles whose decisions are being written
+        self._failure: BaseException | None = None  # what a cycle's writes raised, other than an API error
 
     def _mark_job(self, ref: JobRef) -> None:
         self.jobs.mark(ref)
 
     def background(self) -> list[Awaitable[Any]]:
         loops: list[Awaitable[Any]] = [self._schedule_loop(), self._job_loop(), self._reason_loop()]
+        loops.append(self._queue_status_loop())
         loops.append(self._maxexec_loop())
         loops.append(self.forecaster.run(self._synced))
         forecast_api = importlib.import_module("codeflare.operator.forecast_api")  # feasibility checks
@@ -97,40 +102,74 @@ class QueueingController:
         await self._synced()
         self.ctx.mark_ready("queueing")
         log.info("queueing controller synced; admitting")
-        while True:
-            self._wake.clear()
-            timeout = await self._cycle()
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self._wake.wait(), timeout=timeout)
-            await asyncio.sleep(COALESCE_S)
+        try:
+            while True:
+                self._wake.clear()
+                started = time.monotonic()
+                timeout = self._cycle()
+                spent = time.monotonic() - started
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(self._wake.wait(), timeout=timeout)
+                if self._failure is not None:
+                    raise self._failure
+                await asyncio.sleep(max(COALESCE_S, spent))  # cycles take at most half the loop
+        finally:
+            for task in self._writes:
+                task.cancel()
 
-    async def _cycle(self) -> float | None:
-        """One scheduling cycle, its decisions written; returns how long to wait at most for the next."""
+    def _cycle(self) -> float | None:
+        """One scheduling cycle, its decisions handed to be written (the next cycle does not wait
+        for them: it decides over the quota they take); returns how long to wait at most for the
+        next."""
+        cycle = (CYCLE, next(self._cycles))
         self.progress.start(CYCLE)
-        written = False
+        self.progress.relabel(CYCLE, cycle)  # caught up once this cycle's decisions are written
         result = self.state.engine.schedule(self.ctx.clock())
+        task = asyncio.create_task(self._write(result, cycle))
+        self._writes.add(task)
+        task.add_done_callback(self._written)
+        if result.next_wakeup is None:
+            return None
+        return max(0.05, result.next_wakeup - self.ctx.clock())
+
+    async def _write(self, result: SchedulingResult, cycle: tuple[str, int]) -> None:
+        written = False
         try:
             await self.writer.apply(result)
             written = True
-            if self.ctx.clock() - self._queue_status_at >= QUEUE_STATUS_INTERVAL:
-                self._queue_status_at = self.ctx.clock()
-                self._queue_status_due = False
-                await self.reporter.write()
-                await self.cohort_status.write()
-            else:
-                self._queue_status_due = True
+            self._queue_status_due.set()
         except errors.KubeError as exc:
             log.warning("writing scheduling decisions failed: %s", exc)
             self._wake.set()
         finally:
-            self.progress.finish(CYCLE, written)
+            self.progress.finish(cycle, written, requeue_as=CYCLE)
             self.ctx.metrics.scheduling_cycles.inc()
-        timeout = None
-        if result.next_wakeup is not None:
-            timeout = max(0.05, result.next_wakeup - self.ctx.clock())
-        if self._queue_status_due:
-            timeout = min(timeout or QUEUE_STATUS_INTERVAL, QUEUE_STATUS_INTERVAL)
-        return timeout
+
+    def _written(self, task: asyncio.Task[None]) -> None:
+        """A cycle's writes ended; anything but an API error stops the scheduling loop (as it did
+        when the loop wrote them itself)."""
+        self._writes.discard(task)
+        if not task.cancelled() and task.exception() is not None and self._failure is None:
+            self._failure = task.exception()
+            self._wake.set()
+
+    async def _queue_status_loop(self) -> None:
+        """Queue status after cycles, at most once every ``QUEUE_STATUS_INTERVAL``, the newest state
+        each time; apart from the scheduling loop, which never waits for these (bookkeeping) writes."""
+        await self._synced()
+        while True:
+            await self._queue_status_due.wait()
+            self._queue_status_due.clear()
+            started = self.ctx.clock()
+            try:
+                await self.reporter.write()
+                await self.cohort_status.write()
+            except errors.KubeError as exc:
+                log.warning("writing queue status failed (retried after the next cycle): %s", exc)
+                self._queue_status_due.set()
+            finally:
+                self.ctx.metrics.reconciled("queue-status")
+            await asyncio.sleep(max(0.0, QUEUE_STATUS_INTERVAL - (self.ctx.clock() - started)))
 
     # -- the job worker and waitForPodsReady ---------------------------------------------------------
     async def _job_loop(self) -> None:

@@ -6,14 +6,18 @@ deactivation, resize, pods-ready timeout), each computed from the current object
 function of :mod:`status`, then Events and metrics; pending reasons are handed to the
 low-priority :class:`~codeflare.operator.queueing.reasons.PendingReasonWriter`. Admissions are held
 "in flight" in :class:`~codeflare.operator.queueing.feeder.QueueingState` from the decision until
-the write, so quota is never given away twice. What the *job* does about an admission (unsuspend,
-suspend) is :mod:`jobsync`'s business: the writer only tells it which job to look at.
+the write, so quota is never given away twice. Cycles need not wait for each other's writes:
+all share one limit of ``WRITE_CONCURRENCY`` requests, and the writes of one workload are sent in
+the order they were decided (an admission before the eviction a later cycle decided). What the
+*job* does about an admission (unsuspend, suspend) is :mod:`jobsync`'s business: the writer only
+tells it which job to look at.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import logging
 from collections.abc import Awaitable, Callable
 from typing import Any
@@ -34,7 +38,7 @@ from codeflare.scheduling import Admission, PendingInfo, SchedulingResult, encod
 log = logging.getLogger(__name__)
 
 Change = Callable[[Obj], Obj | None]  # current Workload -> its new status, or None: nothing to write
-WRITE_CONCURRENCY = 16  # parallel writes per scheduling cycle or batch of job syncs
+WRITE_CONCURRENCY = 16  # parallel decision writes (of all cycles in flight), or per batch of job syncs
 
 
 async def limited(limit: asyncio.Semaphore, call: Awaitable[Any]) -> Any:
@@ -52,6 +56,26 @@ class DecisionWriter:
         self.state = state
         self._mark_job = mark_job
         self.reasons = PendingReasonWriter(state, self.write_status, self._explain, ctx.clock)
+        self._limit = asyncio.Semaphore(WRITE_CONCURRENCY)
+        self._last_write: dict[str, asyncio.Future[None]] = {}  # per workload: its newest decision write
+        self._applying = 0  # cycles whose decisions are being written
+
+    async def _in_order(self, key: str, write: Callable[[], Awaitable[None]]) -> None:
+        """``write()`` once every decision write of workload ``key`` decided before it is done, then
+        within the shared limit (waiting for the limit second: a slot is never held by a write that
+        waits for another one)."""
+        before = self._last_write.get(key)
+        done: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self._last_write[key] = done
+        try:
+            if before is not None:
+                await asyncio.wait({before})  # not ``await before``: cancelling us must not cancel it
+            async with self._limit:
+                await write()
+        finally:
+            done.set_result(None)
+            if self._last_write.get(key) is done:
+                del self._last_write[key]
 
     async def write_status(self, key: str, change: Change) -> Obj | None:
         """Write ``change`` of a Workload's status (cached copy first, else a fresh read)."""
@@ -86,42 +110,52 @@ class DecisionWriter:
         # not put the workload back in the queue and free its quota for someone else.
         unwritten = dict(result.admissions)
         state.inflight.update(unwritten)
-        limit = asyncio.Semaphore(WRITE_CONCURRENCY)
 
         async def admit(key: str, admission: Admission) -> None:
-            async with limit:
-                with priority(Priority.ADMISSION):  # first in the client's rate limit
-                    await self.admit(key, admission, now, result.now)
+            await self.admit(key, admission, now, result.now)
             unwritten.pop(key, None)
 
+        self._applying += 1
         state.admissions_idle.clear()  # the pending-reason writer waits for these
         try:
-            outcomes = await asyncio.gather(
-                *(admit(k, a) for k, a in result.admissions.items()), return_exceptions=True
-            )
-            failures = [o for o in outcomes if isinstance(o, BaseException)]
-            if failures:
-                raise failures[0]
-            with priority(Priority.ADMISSION):
+            with priority(Priority.ADMISSION):  # first in the client's rate limit
+                admissions = [
+                    self._in_order(k, functools.partial(admit, k, a)) for k, a in result.admissions.items()
+                ]
+                outcomes = await asyncio.gather(*admissions, return_exceptions=True)
+                failures = [o for o in outcomes if isinstance(o, BaseException)]
+                if failures:
+                    raise failures[0]
                 await self._evict_all(result, now)
         finally:
-            state.admissions_idle.set()
+            self._applying -= 1
+            if not self._applying:
+                state.admissions_idle.set()
             for key in unwritten:  # a write failed: forget the decision, requeue from the API's view
                 state.forget_admission(key)
         with priority(Priority.BOOKKEEPING):  # after admissions in the client's rate limit
-            await self._record_shortfalls(self._mark_reasons(result), limit)
+            await self._record_shortfalls(self._mark_reasons(result))
 
     async def _evict_all(self, result: SchedulingResult, now: str) -> None:
         state = self.state
+        evictions: list[tuple[str, str, str, str | None]] = []  # (workload, reason, message, preemption)
         for preempted in result.preemptions:
             self.ctx.metrics.preemptions.labels(reason=preempted.reason).inc()
-            await self.evict(preempted.victim, status.PREEMPTED, preempted.message, now, preempted.reason)
+            evictions.append((preempted.victim, status.PREEMPTED, preempted.message, preempted.reason))
         for eviction in result.evictions:
-            reason, message = status.eviction_condition(eviction.reason, eviction.message)
-            await self.evict(eviction.workload, reason, message, now)
-        for key in sorted(state.to_drain):  # admitted in a LocalQueue stopped with HoldAndDrain
-            state.to_drain.discard(key)
-            await self.evict(key, *status.eviction_condition("LocalQueueStopped", ""), now)
+            evictions.append(
+                (eviction.workload, *status.eviction_condition(eviction.reason, eviction.message), None)
+            )
+        drain = sorted(state.to_drain)  # admitted in a LocalQueue stopped with HoldAndDrain
+        state.to_drain.difference_update(drain)
+        evictions += [(key, *status.eviction_condition("LocalQueueStopped", ""), None) for key in drain]
+        writes = [
+            self._in_order(key, functools.partial(self.evict, key, reason, message, now, preemption))
+            for key, reason, message, preemption in evictions
+        ]
+        for outcome in await asyncio.gather(*writes, return_exceptions=True):
+            if isinstance(outcome, BaseException):
+                raise outcome
 
     def _mark_reasons(self, result: SchedulingResult) -> dict[str, PendingInfo]:
         """Hand the pending workloads to the reason writer; their infos (for the shortfalls)."""
@@ -139,7 +173,7 @@ class DecisionWriter:
                     infos[key] = info
         return infos
 
-    async def _record_shortfalls(self, infos: dict[str, PendingInfo], limit: asyncio.Semaphore) -> None:
+    async def _record_shortfalls(self, infos: dict[str, PendingInfo]) -> None:
         """Keep annotation ``codeflare.dev/capacity-shortfalls`` (the engine's structured
         shortfalls, what scale-out reads) on Workloads pending on node capacity only."""
         writes = []
@@ -153,7 +187,7 @@ class DecisionWriter:
                 continue
             namespace, _, name = key.partition("/")
             body = {"metadata": {"annotations": {CAPACITY_SHORTFALLS_ANNOTATION: wanted}}}
-            writes.append(limited(limit, self.ctx.kube.patch(kinds.WORKLOAD, name, body, namespace)))
+            writes.append(limited(self._limit, self.ctx.kube.patch(kinds.WORKLOAD, name, body, namespace)))
         for outcome in await asyncio.gather(*writes, return_exceptions=True):
             if isinstance(outcome, BaseException) and not isinstance(outcome, errors.NotFound):
                 raise outcome
@@ -161,8 +195,10 @@ class DecisionWriter:
     def _explain(self, key: str, info: PendingInfo) -> PendingText:
         """Kueue's reason and message; when only node capacity is short, plus what scale-out says."""
         cached = self.state.workload_obj(key) or {}
-        queue = (str((cached.get("metadata") or {}).get("namespace", "")),
-                 str((cached.get("spec") or {}).get("queueName", "")))
+        queue = (
+            str((cached.get("metadata") or {}).get("namespace", "")),
+            str((cached.get("spec") or {}).get("queueName", "")),
+        )
         reason, message = status.pending_condition(info, cached, queue in self.state.stopped_local_queues)
         scale_out = find_condition(conditions_of(cached), "ScaleOut") if info.capacity_only else None
         suffix = str(scale_out.get("message") or "") if scale_out else ""
@@ -233,4 +269,3 @@ def _pods_ready_change(ready: bool, reason: str, message: str, now: str) -> Chan
         return status.pods_ready_status(current, ready, reason, message, now)
 
     return change
-

@@ -30,6 +30,7 @@ from codeflare.k8s.constants import ESTIMATE_UNBOUNDED, ESTIMATED_START_ANNOTATI
 from codeflare.k8s.timestamps import epoch_seconds, format_rfc3339
 from codeflare.k8s.types import Obj
 from codeflare.kube import errors, kinds
+from codeflare.kube.ratelimit import Priority, priority
 from codeflare.operator.context import OperatorContext
 from codeflare.operator.queueing import convert
 from codeflare.operator.queueing.feeder import QueueingState
@@ -252,7 +253,7 @@ class StartForecaster:
     async def _annotate(self, key: str, values: dict[str, str]) -> None:
         namespace, _, name = key.partition("/")
         body = {"metadata": {"annotations": values}}
-        with contextlib.suppress(errors.NotFound):
+        with contextlib.suppress(errors.NotFound), priority(Priority.BOOKKEEPING):  # advice: after work
             try:
                 await self.ctx.kube.patch(kinds.WORKLOAD, name, body, namespace)
                 self.written += 1

@@ -28,6 +28,7 @@ from codeflare.kube.ratelimit import Priority, priority
 from codeflare.operator.context import OperatorContext
 from codeflare.operator.metrics import KueueCounts
 from codeflare.operator.queueing import convert, finalizers, reason_codes, status
+from codeflare.operator.queueing.decisions import limited
 from codeflare.operator.queueing.feeder import QueueingState
 from codeflare.scheduling import workload_key
 
@@ -199,12 +200,7 @@ class QueueStatusReporter:
             if new is not None:
                 writes.append(self._patch_status(kinds.LOCAL_QUEUE, name, ns, new))
         limit = asyncio.Semaphore(PATCH_CONCURRENCY)
-
-        async def limited(call: Awaitable[None]) -> None:
-            async with limit:
-                await call
-
-        outcomes = await asyncio.gather(*(limited(w) for w in writes), return_exceptions=True)
+        outcomes = await asyncio.gather(*(limited(limit, w) for w in writes), return_exceptions=True)
         for outcome in outcomes:
             if isinstance(outcome, BaseException):
                 raise outcome
