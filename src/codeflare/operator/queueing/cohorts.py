@@ -82,18 +82,22 @@ class CohortStatusWriter:
     def __init__(self, ctx: OperatorContext, state: QueueingState, fair_sharing: bool) -> None:
         self.ctx, self.state, self.fair_sharing = ctx, state, fair_sharing
 
-    async def write(self) -> None:
+    async def write(self) -> int:
+        """Write what changed; returns how many status patches it sent."""
         engine = self.state.engine
         queues, cohorts = engine.weighted_shares() if self.fair_sharing else ({}, {})
         cycles = engine.cohort_cycles()
         now = format_rfc3339(self.ctx.clock())
+        queue_patches = self._changed(kinds.CLUSTER_QUEUE, queues, None, now)
+        cohort_patches = self._changed(kinds.COHORT, cohorts, cycles, now)
         with priority(Priority.BOOKKEEPING):  # after admissions in the client's rate limit
-            for name, body in self._changed(kinds.CLUSTER_QUEUE, queues, None, now):
+            for name, body in queue_patches:
                 with contextlib.suppress(errors.NotFound):
                     await self.ctx.kube.patch(kinds.CLUSTER_QUEUE, name, body, None, status=True)
-            for name, body in self._changed(kinds.COHORT, cohorts, cycles, now):
+            for name, body in cohort_patches:
                 with contextlib.suppress(errors.NotFound):
                     await self.ctx.kube.patch(kinds.COHORT, name, body, None, status=True)
+        return len(queue_patches) + len(cohort_patches)
 
     def _changed(
         self, kind: Kind, shares: dict[str, int], cycles: dict[str, str] | None, now: str

@@ -24,6 +24,7 @@ from typing import Any
 
 from codeflare.k8s.conditions import conditions_of, find_condition
 from codeflare.k8s.constants import CAPACITY_SHORTFALLS_ANNOTATION
+from codeflare.k8s.keyorder import KeyedOrder
 from codeflare.k8s.timestamps import epoch_seconds, format_rfc3339
 from codeflare.k8s.types import Obj
 from codeflare.kube import errors, kinds
@@ -56,26 +57,8 @@ class DecisionWriter:
         self.state = state
         self._mark_job = mark_job
         self.reasons = PendingReasonWriter(state, self.write_status, self._explain, ctx.clock)
-        self._limit = asyncio.Semaphore(WRITE_CONCURRENCY)
-        self._last_write: dict[str, asyncio.Future[None]] = {}  # per workload: its newest decision write
+        self._order = KeyedOrder(WRITE_CONCURRENCY)  # one workload's writes in decision order
         self._applying = 0  # cycles whose decisions are being written
-
-    async def _in_order(self, key: str, write: Callable[[], Awaitable[None]]) -> None:
-        """``write()`` once every decision write of workload ``key`` decided before it is done, then
-        within the shared limit (waiting for the limit second: a slot is never held by a write that
-        waits for another one)."""
-        before = self._last_write.get(key)
-        done: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-        self._last_write[key] = done
-        try:
-            if before is not None:
-                await asyncio.wait({before})  # not ``await before``: cancelling us must not cancel it
-            async with self._limit:
-                await write()
-        finally:
-            done.set_result(None)
-            if self._last_write.get(key) is done:
-                del self._last_write[key]
 
     async def write_status(self, key: str, change: Change) -> Obj | None:
         """Write ``change`` of a Workload's status (cached copy first, else a fresh read)."""
@@ -120,7 +103,7 @@ class DecisionWriter:
         try:
             with priority(Priority.ADMISSION):  # first in the client's rate limit
                 admissions = [
-                    self._in_order(k, functools.partial(admit, k, a)) for k, a in result.admissions.items()
+                    self._order.run(k, functools.partial(admit, k, a)) for k, a in result.admissions.items()
                 ]
                 outcomes = await asyncio.gather(*admissions, return_exceptions=True)
                 failures = [o for o in outcomes if isinstance(o, BaseException)]
@@ -150,7 +133,7 @@ class DecisionWriter:
         state.to_drain.difference_update(drain)
         evictions += [(key, *status.eviction_condition("LocalQueueStopped", ""), None) for key in drain]
         writes = [
-            self._in_order(key, functools.partial(self.evict, key, reason, message, now, preemption))
+            self._order.run(key, functools.partial(self.evict, key, reason, message, now, preemption))
             for key, reason, message, preemption in evictions
         ]
         for outcome in await asyncio.gather(*writes, return_exceptions=True):
@@ -187,7 +170,9 @@ class DecisionWriter:
                 continue
             namespace, _, name = key.partition("/")
             body = {"metadata": {"annotations": {CAPACITY_SHORTFALLS_ANNOTATION: wanted}}}
-            writes.append(limited(self._limit, self.ctx.kube.patch(kinds.WORKLOAD, name, body, namespace)))
+            writes.append(
+                limited(self._order.limit, self.ctx.kube.patch(kinds.WORKLOAD, name, body, namespace))
+            )
         for outcome in await asyncio.gather(*writes, return_exceptions=True):
             if isinstance(outcome, BaseException) and not isinstance(outcome, errors.NotFound):
                 raise outcome

@@ -144,20 +144,23 @@ class QueueStatusReporter:
         workloads = list(informers[kinds.WORKLOAD].cache.values())
         return kueue_counts(workloads, cluster_queue_of, self._reason_code, self.state.stopped_local_queues)
 
-    async def write(self) -> None:
+    async def write(self) -> int:
         """Recompute and write queue status, unless no event and no admission changed anything
-        since the last complete write (usage is charged in the engine before its event arrives)."""
+        since the last complete write (usage is charged in the engine before its event arrives);
+        returns how many status patches it sent."""
         engine, cluster_queues = self.state.engine, self.state.informers[kinds.CLUSTER_QUEUE].cache
         seen = (self.state.changes, {name: engine.usage(name) for _, name in cluster_queues})
         if seen == self._reported:
-            return
+            return 0
         with priority(Priority.BOOKKEEPING):  # after admissions in the client's rate limit
-            await self._write()
+            sent = await self._write()
         self._reported = seen
+        return sent
 
-    async def _write(self) -> None:
+    async def _write(self) -> int:
         informers = self.state.informers
         writes: list[Awaitable[None]] = []
+        patches = 0  # status patches among them
         cluster_queue_of = {
             ref: str((lq.get("spec") or {}).get("clusterQueue", ""))
             for ref, lq in informers[kinds.LOCAL_QUEUE].cache.items()
@@ -178,6 +181,7 @@ class QueueStatusReporter:
                 flavors_known=flavors,
                 now=now,
             )
+            patches += new is not None
             in_use = admitted > 0 or any(self.state.engine.usage(name).values())
             writes.append(self._cluster_queue_writes(cq, in_use, new))
         used = finalizers.flavors_in_use(list(informers[kinds.CLUSTER_QUEUE].cache.values()))
@@ -198,12 +202,14 @@ class QueueStatusReporter:
                 now=now,
             )
             if new is not None:
+                patches += 1
                 writes.append(self._patch_status(kinds.LOCAL_QUEUE, name, ns, new))
         limit = asyncio.Semaphore(PATCH_CONCURRENCY)
         outcomes = await asyncio.gather(*(limited(limit, w) for w in writes), return_exceptions=True)
         for outcome in outcomes:
             if isinstance(outcome, BaseException):
                 raise outcome
+        return patches
 
     def _reason_code(self, key: str, workload: Obj) -> str:
         """The QuotaReserved code the engine gives a pending workload now (PendingEvaluation while
