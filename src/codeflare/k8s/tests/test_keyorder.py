@@ -9,12 +9,34 @@ go, the writes of each key run one at a time in the order handed over, and no mo
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Awaitable, Callable
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from codeflare.k8s.keyorder import KeyedOrder
+
+
+class Writes:
+    """Writes that note their name when they run; ``gated`` ones wait for :attr:`release` first."""
+
+    def __init__(self) -> None:
+        self.log: list[str] = []
+        self.release = asyncio.Event()
+
+    def gated(self, name: str) -> Callable[[], Awaitable[None]]:
+        async def write() -> None:
+            await self.release.wait()
+            self.log.append(name)
+
+        return write
+
+    def quick(self, name: str) -> Callable[[], Awaitable[None]]:
+        async def write() -> None:
+            self.log.append(name)
+
+        return write
 
 
 async def test_a_later_write_of_a_key_waits_for_the_earlier_one_and_other_keys_do_not() -> None:
@@ -54,47 +76,27 @@ async def test_the_line_is_taken_at_the_call_not_when_first_awaited() -> None:
 
 async def test_a_waiter_never_holds_the_only_slot() -> None:
     """Limit 1: the slot goes to a write whose key is free, not to one waiting for its key."""
-    order = KeyedOrder(1)
-    release = asyncio.Event()
-    log: list[str] = []
-
-    async def slow() -> None:
-        await release.wait()
-        log.append("a1")
-
-    async def quick(name: str) -> None:
-        log.append(name)
-
-    a1 = asyncio.ensure_future(order.run("a", slow))
-    a2 = asyncio.ensure_future(order.run("a", lambda: quick("a2")))
-    b1 = asyncio.ensure_future(order.run("b", lambda: quick("b1")))
+    order, writes = KeyedOrder(1), Writes()
+    a1 = asyncio.ensure_future(order.run("a", writes.gated("a1")))
+    a2 = asyncio.ensure_future(order.run("a", writes.quick("a2")))
+    b1 = asyncio.ensure_future(order.run("b", writes.quick("b1")))
     await asyncio.sleep(0)
-    release.set()
+    writes.release.set()
     await asyncio.wait_for(asyncio.gather(a1, a2, b1), timeout=5)
-    assert log.index("a1") < log.index("a2")
-    assert sorted(log) == ["a1", "a2", "b1"]
+    assert writes.log.index("a1") < writes.log.index("a2")
+    assert sorted(writes.log) == ["a1", "a2", "b1"]
 
 
 async def test_cancelling_a_waiting_write_cancels_nothing_else() -> None:
-    order = KeyedOrder(2)
-    release = asyncio.Event()
-    log: list[str] = []
-
-    async def first() -> None:
-        await release.wait()
-        log.append("first")
-
-    async def write(name: str) -> None:
-        log.append(name)
-
-    one = asyncio.ensure_future(order.run("k", first))
-    two = asyncio.ensure_future(order.run("k", lambda: write("second")))
-    three = asyncio.ensure_future(order.run("k", lambda: write("third")))
+    order, writes = KeyedOrder(2), Writes()
+    one = asyncio.ensure_future(order.run("k", writes.gated("first")))
+    two = asyncio.ensure_future(order.run("k", writes.quick("second")))
+    three = asyncio.ensure_future(order.run("k", writes.quick("third")))
     await asyncio.sleep(0)
     two.cancel()
-    release.set()
+    writes.release.set()
     await asyncio.gather(one, three)
-    assert two.cancelled() and log == ["first", "third"]
+    assert two.cancelled() and writes.log == ["first", "third"]
 
 
 async def test_a_failed_write_frees_its_key() -> None:
