@@ -686,6 +686,9 @@ def cluster_queue_v1beta2(schema: Schema) -> None:
     fungibility = spec["properties"]["flavorFungibility"]["properties"]
     fungibility["whenCanBorrow"] = enum(["MayStopSearch", "TryNextFlavor"], default="MayStopSearch")
     fungibility["whenCanPreempt"] = enum(["MayStopSearch", "TryNextFlavor"], default="TryNextFlavor")
+    spec["properties"]["admissionScope"]["properties"]["admissionMode"] = enum(
+        ADMISSION_MODES, ADMISSION_MODE_DESCRIPTION
+    )
     for rule in spec["x-kubernetes-validations"]:
         # the message stays "... when cohort is empty", as Kueue's v1beta2 marker words it
         rule["rule"] = rule["rule"].replace("self.cohort)", "self.cohortName)")
@@ -781,6 +784,7 @@ def cluster_queue() -> Schema:
             "fairSharing": fair_sharing_spec(),
             "admissionChecks": array(string(), "Checks every workload must pass before admission."),
             "admissionChecksStrategy": admission_checks_strategy(),
+            "admissionScope": admission_scope(),
         },
         "Quota and admission policy.",
         **rules(
@@ -824,6 +828,26 @@ def cluster_queue() -> Schema:
     return kueue_versions(definition, cluster_queue_v1beta2, [column("Cohort", ".spec.cohortName"), *columns])
 
 
+# Kueue v0.14 apis/kueue/v1beta1/fairsharing_types.go (AdmissionMode): v1beta1 takes any string
+# (anything but UsageBasedAdmissionFairSharing means off); v1beta2's fairsharing_types.go adds
+# +kubebuilder:validation:Enum with these two values.
+ADMISSION_MODES = ["UsageBasedAdmissionFairSharing", "NoAdmissionFairSharing"]
+ADMISSION_MODE_DESCRIPTION = (
+    "UsageBasedAdmissionFairSharing orders this queue's LocalQueues by their decayed recent usage;"
+    " NoAdmissionFairSharing does not."
+)
+
+
+def admission_scope() -> Schema:
+    # Kueue v0.14 apis/kueue/v1beta1/clusterqueue_types.go (ClusterQueueSpec.AdmissionScope) and
+    # fairsharing_types.go (AdmissionScope, admissionMode +required)
+    return obj(
+        {"admissionMode": string(ADMISSION_MODE_DESCRIPTION)},
+        "Whether this queue uses admission fair sharing (read only when it is configured).",
+        required=["admissionMode"],
+    )
+
+
 def fair_sharing_spec() -> Schema:
     # Kueue v0.19 apis/kueue/v1beta2/fairsharing_types.go (FairSharing)
     return obj(
@@ -844,6 +868,21 @@ def fair_sharing_status() -> Schema:
         "Current fair-sharing state, written when fair sharing is enabled.",
         required=["weightedShare"],
     )
+
+
+def local_queue_fair_sharing_status() -> Schema:
+    # Kueue v0.14 apis/kueue/v1beta1/fairsharing_types.go (FairSharingStatus with
+    # AdmissionFairSharingStatus); v1beta2's LocalQueueFairSharingStatus has the same JSON fields.
+    status = fair_sharing_status()
+    status["properties"]["admissionFairSharingStatus"] = obj(
+        {
+            "consumedResources": quantity_map("Usage of resources over time, with decay applied."),
+            "lastUpdate": timestamp("When consumedResources was last updated."),
+        },
+        "Admission fair sharing state, written when admission fair sharing is configured.",
+        required=["consumedResources", "lastUpdate"],
+    )
+    return status
 
 
 def cohort() -> Schema:
@@ -891,6 +930,8 @@ def local_queue() -> Schema:
                 **{"x-kubernetes-validations": [{"rule": "self == oldSelf", "message": "field is immutable"}]},
             ),
             "stopPolicy": enum(["None", "Hold", "HoldAndDrain"], "Stop admitting (and evicting).", "None"),
+            # Kueue v0.14 apis/kueue/v1beta1/localqueue_types.go (LocalQueueSpec.FairSharing)
+            "fairSharing": fair_sharing_spec(),
         },
         "Which ClusterQueue admits this queue's workloads.",
     )
@@ -906,6 +947,7 @@ def local_queue() -> Schema:
                 "Quota used by admitted workloads, by flavor.", with_borrowed=False, max_items=16
             ),
             "conditions": conditions("Active."),
+            "fairSharing": local_queue_fair_sharing_status(),
         },
         "Observed state, written by the queueing controller.",
     )

@@ -207,6 +207,7 @@ CLUSTER_QUEUE = {
         },
         "flavorFungibility": {"whenCanBorrow": "TryNextFlavor", "whenCanPreempt": "MayStopSearch"},
         "stopPolicy": "None",
+        "admissionScope": {"admissionMode": "UsageBasedAdmissionFairSharing"},
     },
     "status": {
         "pendingWorkloads": 1,
@@ -227,11 +228,18 @@ LOCAL_QUEUE = {
         "namespace": "team-a",
         "annotations": {"kueue.x-k8s.io/default-queue": "true"},
     },
-    "spec": {"clusterQueue": "team-a-cq"},
+    "spec": {"clusterQueue": "team-a-cq", "fairSharing": {"weight": "2"}},
     "status": {
         "pendingWorkloads": 0,
         "admittedWorkloads": 1,
         "flavorsUsage": [{"name": "gpu-a100", "resources": [{"name": "cpu", "total": "4"}]}],
+        "fairSharing": {
+            "weightedShare": 0,
+            "admissionFairSharingStatus": {
+                "consumedResources": {"cpu": "31999m"},
+                "lastUpdate": "2025-06-03T14:25:15Z",
+            },
+        },
     },
 }
 

@@ -12,6 +12,7 @@ import pytest
 import yaml
 
 from codeflare.api.crds import crd_for, load_crds
+from codeflare.api.kueue_conversion import to_v1beta1
 from codeflare.api.tests.crd_examples import (
     CLUSTER_QUEUE,
     EXAMPLES,
@@ -351,6 +352,18 @@ def test_api_server_validator_rejects_bad_enum_and_negative_count() -> None:
     pod_sets = [{"name": "main", "count": -1, "template": POD_TEMPLATE}]
     bad_workload = {**WORKLOAD, "spec": {**WORKLOAD["spec"], "podSets": pod_sets}}
     assert schema_engine.validate(bad_workload, schema_of(bad_workload)) != []
+
+
+def test_admission_mode_is_an_enum_in_v1beta2_only() -> None:
+    # Kueue: v1beta1 AdmissionMode has no Enum marker (an unknown mode means "off"); v1beta2 has one
+    scope = {"admissionMode": "UsageBasedFairSharing"}  # the misspelling of Kueue's concept doc
+    queue = {**CLUSTER_QUEUE, "spec": {**CLUSTER_QUEUE["spec"], "admissionScope": scope}}
+    assert schema_engine.validate(queue, schema_of(queue)) != []
+    old = to_v1beta1(queue)
+    assert schema_engine.validate(old, schema_of(old)) == []
+    without_mode = {**CLUSTER_QUEUE, "spec": {**CLUSTER_QUEUE["spec"], "admissionScope": {}}}
+    for version in (without_mode, to_v1beta1(without_mode)):
+        assert schema_engine.validate(version, schema_of(version)) != []
 
 
 @pytest.mark.parametrize("name", sorted(EXPECTED))

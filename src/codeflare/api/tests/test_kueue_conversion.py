@@ -26,6 +26,9 @@ def _obj(kind: str, api_version: str, **top: Any) -> Obj:
     return {"apiVersion": api_version, "kind": kind, "metadata": {"name": "x"}, **top}
 
 
+ADMISSION_MODES = ["UsageBasedAdmissionFairSharing", "NoAdmissionFairSharing"]
+AFS_STATUS = {"consumedResources": {"cpu": "31999m"}, "lastUpdate": "2025-06-03T14:25:15Z"}
+
 # (name, v1beta1 object, its v1beta2 form); ported from Kueue apis/kueue/v1beta1/
 # clusterqueue_conversion_test.go, localqueue_conversion_test.go, workload_conversion_test.go.
 UP_CASES: list[tuple[str, Obj, Obj]] = [
@@ -145,6 +148,27 @@ UP_CASES: list[tuple[str, Obj, Obj]] = [
         "zero AccumulatedPastExexcutionTimeSeconds",
         _obj("Workload", V1BETA1, status={"accumulatedPastExexcutionTimeSeconds": 0}),
         _obj("Workload", V1BETA2, status={"accumulatedPastExecutionTimeSeconds": 0}),
+    ),
+    (
+        # Kueue: AdmissionScope and LocalQueue fairSharing convert field by field (same JSON)
+        "admission fair sharing fields unchanged",
+        _obj("ClusterQueue", V1BETA1, spec={"admissionScope": {"admissionMode": "NoAdmissionFairSharing"}}),
+        _obj("ClusterQueue", V1BETA2, spec={"admissionScope": {"admissionMode": "NoAdmissionFairSharing"}}),
+    ),
+    (
+        "LocalQueue fairSharing unchanged",
+        _obj(
+            "LocalQueue",
+            V1BETA1,
+            spec={"clusterQueue": "cq", "fairSharing": {"weight": "2"}},
+            status={"fairSharing": {"weightedShare": 0, "admissionFairSharingStatus": AFS_STATUS}},
+        ),
+        _obj(
+            "LocalQueue",
+            V1BETA2,
+            spec={"clusterQueue": "cq", "fairSharing": {"weight": "2"}},
+            status={"fairSharing": {"weightedShare": 0, "admissionFairSharingStatus": AFS_STATUS}},
+        ),
     ),
     (
         "ResourceFlavor unchanged",
@@ -293,6 +317,7 @@ cluster_queues = _v1beta2(
                 {"admissionChecks": st.lists(st.fixed_dictionaries({"name": names}), max_size=2)}
             ),
             "concurrentAdmissionPolicy": st.fixed_dictionaries({"mode": st.just("TryPreferredFlavors")}),
+            "admissionScope": st.fixed_dictionaries({"admissionMode": st.sampled_from(ADMISSION_MODES)}),
         },
     ),
     st.fixed_dictionaries(
@@ -301,10 +326,19 @@ cluster_queues = _v1beta2(
 )
 local_queues = _v1beta2(
     "LocalQueue",
-    st.fixed_dictionaries({"clusterQueue": names}),
+    st.fixed_dictionaries(
+        {"clusterQueue": names}, optional={"fairSharing": st.fixed_dictionaries({"weight": quantities})}
+    ),
     st.fixed_dictionaries(
         {},
-        optional={"flavorsUsage": usage, "flavorsReservation": usage, "admittedWorkloads": st.integers(0, 9)},
+        optional={
+            "flavorsUsage": usage,
+            "flavorsReservation": usage,
+            "admittedWorkloads": st.integers(0, 9),
+            "fairSharing": st.fixed_dictionaries(
+                {"weightedShare": st.just(0)}, optional={"admissionFairSharingStatus": st.just(AFS_STATUS)}
+            ),
+        },
     ),
 )
 priority_refs = st.one_of(
