@@ -14,6 +14,7 @@ import difflib
 import ipaddress
 import logging
 import re
+import typing
 from collections.abc import Mapping
 from datetime import timedelta
 from typing import Annotated, Any, Literal
@@ -43,6 +44,7 @@ __all__ = [
     "CONFIG_KEY",
     "GRACE_PERIOD_MAXIMUM",
     "SUCCESS_TTL_MAXIMUM",
+    "AdmissionFairSharingConfig",
     "AppWrapperConfig",
     "ClientConnectionConfig",
     "ConfigError",
@@ -308,6 +310,22 @@ class FairSharingConfig(_Section):
     ] = _STRATEGY_LISTS[2]
 
 
+class AdmissionFairSharingConfig(_Section):
+    """Kueue Configuration's ``admissionFairSharing`` (apis/config/v1beta1/configuration_types.go):
+    the LocalQueues of a ClusterQueue with ``admissionScope.admissionMode:
+    UsageBasedAdmissionFairSharing`` take turns by their decayed recent usage. Present means on
+    (Kueue 0.15+, whose feature gate is on by default); rules as pkg/config/validation.go."""
+
+    # 0s: usage is forgotten at every sample (Kueue: "reset to 0 immediately")
+    usage_half_life_time: Duration = timedelta(0)
+    # Kueue's defaults.go turns 0 into 5m; here 0 is refused, as any non-positive value
+    usage_sampling_interval: PositiveDuration = timedelta(minutes=5)
+    # usage of a resource counts times its weight; a resource not listed weighs 1
+    resource_weights: dict[str, Annotated[float, Field(ge=0, allow_inf_nan=False)]] = Field(
+        default_factory=dict
+    )
+
+
 class QueueingConfig(_Section):
     """Built-in queueing and quota admission (switch off when a real Kueue runs)."""
 
@@ -317,6 +335,8 @@ class QueueingConfig(_Section):
     capacity_check: bool = True
     wait_for_pods_ready: WaitForPodsReadyConfig = WaitForPodsReadyConfig()
     fair_sharing: FairSharingConfig = FairSharingConfig()
+    # None (the default): admission fair sharing off
+    admission_fair_sharing: AdmissionFairSharingConfig | None = None
     # estimated starts refreshed at most this often; 0s: off
     forecast_interval: Duration = timedelta(seconds=5)
 
@@ -597,16 +617,18 @@ def _describe(problem: Mapping[str, Any]) -> str:
 
 def _format_path(location: tuple[Any, ...]) -> str:
     """ "a.b[0].c" with every key spelled as in YAML (pydantic reports defaults by Python name)."""
-    path, section = "", _section_at(())
+    path, section, in_map = "", _section_at(()), False
     for index, part in enumerate(location):
-        if isinstance(part, int):
-            path += f"[{part}]"
+        if isinstance(part, int) or in_map:
+            path += f"[{part}]"  # a list index, or a key of a map such as resourceWeights[cpu]
+            in_map = False
             continue
         if not isinstance(part, str) or not part or part.startswith("function-"):
             continue
         field = _field_by_key(section, part) if section else None
         key = (field.alias or part) if field else part
         path += f".{key}" if path else key
+        in_map = field is not None and typing.get_origin(field.annotation) is dict
         section = _section_at(location[: index + 1])
     return path
 
@@ -634,9 +656,16 @@ def _section_at(location: tuple[Any, ...]) -> type[BaseModel] | None:
     section: type[BaseModel] | None = OperatorConfig
     for part in location:
         field = _field_by_key(section, part) if section else None
-        annotation = field.annotation if field else None
-        section = annotation if isinstance(annotation, type) and issubclass(annotation, BaseModel) else None
+        section = _model_in(field.annotation) if field else None
     return section
+
+
+def _model_in(annotation: Any) -> type[BaseModel] | None:
+    """The section model an annotation names, also when optional (``Section | None``)."""
+    for candidate in (annotation, *typing.get_args(annotation)):
+        if isinstance(candidate, type) and issubclass(candidate, BaseModel):
+            return candidate
+    return None
 
 
 def _field_by_key(section: type[BaseModel], key: Any) -> Any:

@@ -294,3 +294,100 @@ def test_sections_are_immutable() -> None:
     config = OperatorConfig.default()
     with pytest.raises(ValueError):
         config.queueing.enabled = False  # type: ignore[misc]
+
+
+# --- admission fair sharing -----------------------------------------------------------------
+
+# Kueue pkg/config/validation_test.go (TestValidate), the admissionFairSharing cases: the block,
+# and the path of the one problem expected (None: valid). Kueue's paths start at
+# admissionFairSharing; ours at queueing.admissionFairSharing.
+KUEUE_AFS_CASES: list[tuple[str, str, str | None]] = [
+    (
+        "valid admissionFairSharing configuration",
+        "{usageHalfLifeTime: 1s, usageSamplingInterval: 1s, resourceWeights: {cpu: 0.5, memory: 0.5}}",
+        None,
+    ),
+    (
+        "invalid admissionFairSharing.usageHalfLifeTime configuration",
+        "{usageHalfLifeTime: -1s, usageSamplingInterval: 1s}",
+        "queueing.admissionFairSharing.usageHalfLifeTime",
+    ),
+    (
+        "invalid admissionFairSharing.usageSamplingInterval configuration",
+        "{usageSamplingInterval: -1s}",
+        "queueing.admissionFairSharing.usageSamplingInterval",
+    ),
+    (
+        "invalid admissionFairSharing.resourceWeights configuration",
+        "{usageSamplingInterval: 1s, resourceWeights: {cpu: -0.5}}",
+        "queueing.admissionFairSharing.resourceWeights[cpu]",
+    ),
+]
+
+
+@pytest.mark.parametrize(("name", "block", "path"), KUEUE_AFS_CASES, ids=[c[0] for c in KUEUE_AFS_CASES])
+def test_kueue_admission_fair_sharing_validation(name: str, block: str, path: str | None) -> None:
+    text = f"queueing: {{admissionFairSharing: {block}}}"
+    if path is None:
+        OperatorConfig.from_yaml(text)
+    else:
+        assert [problem.split(": ")[0] for problem in problems_of(text).splitlines()] == [path]
+
+
+def test_admission_fair_sharing_is_off_unless_its_block_is_present() -> None:
+    assert OperatorConfig.default().queueing.admission_fair_sharing is None
+    assert (
+        OperatorConfig.from_yaml("queueing: {admissionFairSharing: null}").queueing.admission_fair_sharing
+        is None
+    )
+    afs = OperatorConfig.from_yaml("queueing: {admissionFairSharing: {}}").queueing.admission_fair_sharing
+    assert afs is not None  # Kueue's defaults.go: only the sampling interval has a default
+    assert (afs.usage_half_life_time, afs.usage_sampling_interval) == (timedelta(0), timedelta(minutes=5))
+    assert afs.resource_weights == {}
+
+
+def test_admission_fair_sharing_round_trips_with_its_weights() -> None:
+    config = OperatorConfig.from_yaml(
+        "queueing: {admissionFairSharing: {usageHalfLifeTime: 168h, resourceWeights: {nvidia.com/gpu: 2}}}"
+    )
+    assert OperatorConfig.from_yaml(config.to_yaml()) == config
+    document = yaml.safe_load(config.to_yaml())["queueing"]["admissionFairSharing"]
+    assert document == {
+        "usageHalfLifeTime": "168h",
+        "usageSamplingInterval": "5m",
+        "resourceWeights": {"nvidia.com/gpu": 2.0},
+    }
+
+
+@pytest.mark.parametrize(
+    ("block", "expected"),
+    [
+        (
+            "{usageSamplingInterval: 0s}",
+            "queueing.admissionFairSharing.usageSamplingInterval: must be greater than 0s",
+        ),
+        (
+            "{usageHalfLifeTime: -1s}",
+            'queueing.admissionFairSharing.usageHalfLifeTime: must not be negative, got "-1s"',
+        ),
+        (
+            "{resourceWeights: {cpu: -0.5}}",
+            "queueing.admissionFairSharing.resourceWeights[cpu]: must be greater than or equal to 0",
+        ),
+        (
+            "{resourceWeights: {cpu: .nan}}",
+            "queueing.admissionFairSharing.resourceWeights[cpu]: must be a finite",
+        ),
+        (
+            "{resourceWeights: {cpu: '1'}}",
+            "queueing.admissionFairSharing.resourceWeights[cpu]: expected a number",
+        ),
+        (
+            "{usageHalfLifeTme: 1s}",
+            'admissionFairSharing.usageHalfLifeTme: unknown field; did you mean "usageHalfLifeTime"?',
+        ),
+        ("3", "queueing.admissionFairSharing: expected a mapping, got 3"),
+    ],
+)
+def test_admission_fair_sharing_problems_name_the_field_and_rule(block: str, expected: str) -> None:
+    assert expected in problems_of(f"queueing: {{admissionFairSharing: {block}}}")
