@@ -8,7 +8,8 @@ decisions are written by the :class:`~codeflare.operator.queueing.decisions.Deci
 :class:`~codeflare.operator.queueing.reasons.PendingReasonWriter`); the
 :class:`~codeflare.operator.queueing.jobsync.JobSync` keeps every queued job in line with its
 Workload (creates it, suspends and unsuspends the job, marks it finished); the
-:class:`~codeflare.operator.queueing.reporter.QueueStatusReporter` writes queue status counters.
+:class:`~codeflare.operator.queueing.reporter.QueueStatusReporter` writes queue status counters
+(and, with admission fair sharing, each LocalQueue's recent usage as the engine samples it).
 Nothing is decided before every cache has synced, so a restarted operator never acts on a
 partial view (no double admission, no quota overrun).
 """
@@ -25,6 +26,7 @@ from collections.abc import Awaitable
 from typing import Any
 
 from codeflare.kube import errors
+from codeflare.operator.config import AdmissionFairSharingConfig
 from codeflare.operator.context import OperatorContext
 from codeflare.operator.queueing.cohorts import CohortStatusWriter
 from codeflare.operator.queueing.decisions import DecisionWriter
@@ -33,7 +35,7 @@ from codeflare.operator.queueing.forecasting import StartForecaster
 from codeflare.operator.queueing.jobsync import JobSync
 from codeflare.operator.queueing.maxexec import MaxExecTimer
 from codeflare.operator.queueing.reporter import QueueStatusReporter
-from codeflare.scheduling import AdmissionEngine, FairSharing, SchedulingResult
+from codeflare.scheduling import AdmissionEngine, AdmissionFairSharing, FairSharing, SchedulingResult
 
 log = logging.getLogger(__name__)
 
@@ -41,6 +43,19 @@ SCHEDULER = "scheduler"  # the scheduling loop's name in the watch-progress metr
 QUEUE_STATUS_INTERVAL = 1.0  # seconds between ClusterQueue/LocalQueue status reports at most
 QUEUE_STATUS_SHARE = 0.1  # of clientConnection.qps, at most, for queue status patches on average
 COALESCE_S = 0.02  # a burst of events makes one cycle
+USAGE_SAMPLE_CHECK_S = 1.0  # admission fair sharing: how often LocalQueues are checked for a due sample
+
+
+def admission_fair_sharing(cfg: AdmissionFairSharingConfig | None) -> AdmissionFairSharing | None:
+    """The engine's admission fair sharing settings from ``queueing.admissionFairSharing``
+    (None: off)."""
+    if cfg is None:
+        return None
+    return AdmissionFairSharing(
+        cfg.usage_half_life_time.total_seconds(),
+        cfg.usage_sampling_interval.total_seconds(),
+        dict(cfg.resource_weights),
+    )
 
 
 def register(ctx: OperatorContext) -> list[Awaitable[Any]]:
@@ -60,6 +75,7 @@ class QueueingController:
                 head_of_line_holding_time=cfg.head_of_line_holding_time.total_seconds(),
                 capacity_check=cfg.capacity_check,
                 fair_sharing=FairSharing(cfg.fair_sharing.enable, cfg.fair_sharing.preemption_strategies),
+                admission_fair_sharing=admission_fair_sharing(cfg.admission_fair_sharing),
             )
         )
         self._wake = asyncio.Event()
@@ -92,6 +108,8 @@ class QueueingController:
         loops += forecast_api.register(self.ctx, self.state, self.forecaster)
         if self.ctx.config.queueing.wait_for_pods_ready.enabled:
             loops.append(self._pods_ready_loop())
+        if self.ctx.config.queueing.admission_fair_sharing is not None:
+            loops.append(self._usage_sample_loop())
         return loops  # the informers themselves run in ctx.informers
 
     async def _synced(self) -> None:
@@ -176,6 +194,20 @@ class QueueingController:
                 self.ctx.metrics.reconciled("queue-status")
             spacing = max(QUEUE_STATUS_INTERVAL, sent / (QUEUE_STATUS_SHARE * qps))
             await asyncio.sleep(max(0.0, spacing - (self.ctx.clock() - started)))
+
+    async def _usage_sample_loop(self) -> None:
+        """Admission fair sharing: every LocalQueue's recent usage decays once per sampling
+        interval in the engine (Kueue's LocalQueue controller), and what was sampled goes to
+        their status with the next queue status report. Looked at every
+        ``USAGE_SAMPLE_CHECK_S``; the engine skips queues not yet due."""
+        await self._synced()
+        while True:
+            samples = self.state.engine.sample_local_queue_usage(self.ctx.clock())
+            if samples:
+                self.reporter.usage_sampled(samples)
+                self._queue_status_due.set()
+                self._wake.set()  # the order of the LocalQueues' heads may have changed
+            await asyncio.sleep(USAGE_SAMPLE_CHECK_S)
 
     # -- the job worker and waitForPodsReady ---------------------------------------------------------
     async def _job_loop(self) -> None:

@@ -7,12 +7,13 @@ so the controller can report them on the object instead of crashing. Pure functi
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from codeflare.k8s.conditions import conditions_of, find_condition
 from codeflare.k8s.constants import RESERVED_FOR_ANNOTATION
-from codeflare.k8s.quantity import QuantityError, format_milli, milli_value
-from codeflare.k8s.timestamps import epoch_seconds
+from codeflare.k8s.quantity import Quantity, QuantityError, format_milli, milli_value, parse_quantity
+from codeflare.k8s.timestamps import epoch_seconds, format_rfc3339
 from codeflare.k8s.types import Obj
 from codeflare.scheduling import (
     Admission,
@@ -107,6 +108,9 @@ def cluster_queue(obj: Obj) -> ClusterQueue:
             _fungibility(fungibility.get("whenCanPreempt"), "Preempt", "TryNextFlavor"),
         ),
         stop_policy=_stop_policy(obj),
+        # Kueue: only UsageBasedAdmissionFairSharing turns it on; any other value (v1beta1 has no
+        # enum) or no scope leaves it off, which the engine decides
+        admission_mode=(spec.get("admissionScope") or {}).get("admissionMode") or None,
     )
 
 
@@ -130,10 +134,52 @@ def local_queue_stop_policy(obj: Obj) -> str:
 
 
 def local_queue(obj: Obj) -> LocalQueue:
-    meta = obj["metadata"]
+    meta, spec = obj["metadata"], obj.get("spec") or {}
     return LocalQueue(
-        meta.get("namespace", ""), meta["name"], str((obj.get("spec") or {}).get("clusterQueue", ""))
+        meta.get("namespace", ""),
+        meta["name"],
+        str(spec.get("clusterQueue", "")),
+        fair_sharing_weight=_local_queue_weight(obj),
     )
+
+
+def _local_queue_weight(obj: Obj) -> float | None:
+    """``spec.fairSharing.weight`` as a number; None when not given (Kueue then weighs 1). Not
+    validated, as in Kueue (0 and negative weights are the engine's to rank)."""
+    weight = ((obj.get("spec") or {}).get("fairSharing") or {}).get("weight")
+    if weight is None:
+        return None
+    try:
+        return float(parse_quantity(weight))
+    except QuantityError as exc:
+        raise ValueError(f"LocalQueue {obj['metadata']['name']}: spec.fairSharing.weight: {exc}") from exc
+
+
+def local_queue_usage(obj: Obj) -> tuple[dict[str, Quantity], float] | None:
+    """The admission fair sharing history a LocalQueue's status carries
+    (``status.fairSharing.admissionFairSharingStatus``): consumed resources and the epoch seconds
+    of ``lastUpdate``; None when it has none or it is malformed (then it is not resumed)."""
+    afs = (((obj.get("status") or {}).get("fairSharing")) or {}).get("admissionFairSharingStatus") or {}
+    last_update = epoch_seconds(afs.get("lastUpdate"))
+    if last_update is None:
+        return None
+    try:
+        consumed = {str(r): Quantity.parse(q) for r, q in (afs.get("consumedResources") or {}).items()}
+    except QuantityError:
+        return None
+    return consumed, last_update
+
+
+def local_queue_usage_status(consumed: Mapping[str, Quantity], last_update: float) -> Obj:
+    """``status.fairSharing`` carrying a LocalQueue's recent usage (weightedShare stays 0: Kueue's
+    LocalQueue controller never sets it)."""
+    return {
+        "weightedShare": 0,
+        "admissionFairSharingStatus": {
+            "consumedResources": {r: str(q) for r, q in consumed.items()},
+            "lastUpdate": format_rfc3339(last_update),
+        },
+    }
 
 
 def admission_of(obj: Obj) -> Admission | None:

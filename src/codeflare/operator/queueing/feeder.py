@@ -29,7 +29,7 @@ from codeflare.operator.metrics import WatchProgress
 from codeflare.operator.queueing import cohorts, convert, elastic
 from codeflare.operator.queueing.adapters import QUEUED_KINDS
 from codeflare.operator.queueing.reason_codes import QUEUE_BLOCKER_REASONS
-from codeflare.scheduling import Admission, AdmissionEngine, workload_key
+from codeflare.scheduling import Admission, AdmissionEngine, LocalQueue, workload_key
 
 log = logging.getLogger(__name__)
 
@@ -57,6 +57,8 @@ class QueueingState:
     # the stable identity of the pending reason last written per workload (see reasons.py), and
     # whether no admission write is under way (pending reasons wait for admissions)
     reasons_written: dict[str, Hashable] = field(default_factory=dict)
+    # LocalQueues in the engine whose recent usage (admission fair sharing) was resumed from status
+    usage_resumed: set[tuple[str, str]] = field(default_factory=set)
     changes: int = 0  # informer events handled so far: queue status is recomputed only after one
     admissions_idle: asyncio.Event = field(default_factory=asyncio.Event)
 
@@ -179,8 +181,11 @@ class EngineFeeder:
         policy = "None" if event == "DELETED" else convert.local_queue_stop_policy(obj)
         if event == "DELETED" or policy != "None":
             self.engine.remove_local_queue(*ref)
+            state.usage_resumed.discard(ref)
         else:
-            self.engine.add_local_queue(convert.local_queue(obj))
+            self.engine.add_local_queue(_local_queue(obj))
+            if ref not in state.usage_resumed:
+                self._resume_usage(ref, obj)
         if policy == "None":
             state.stopped_local_queues.pop(ref, None)
         else:
@@ -190,6 +195,14 @@ class EngineFeeder:
                 if ns == ref[0] and self._drains(wl):
                     state.to_drain.add(workload_key(ns, name))
         self._wake()
+
+    def _resume_usage(self, ref: tuple[str, str], obj: Obj) -> None:
+        """Admission fair sharing: a LocalQueue the engine takes in resumes the recent usage its
+        status kept (Kueue v0.17.7+: the history survives a restart); a no-op when it is off."""
+        self.state.usage_resumed.add(ref)
+        usage = convert.local_queue_usage(obj)
+        if usage is not None:
+            self.engine.seed_local_queue_usage(*ref, *usage)
 
     def _drains(self, workload: Obj) -> bool:
         """Whether an admitted, unfinished Workload sits in a HoldAndDrain LocalQueue."""
@@ -286,6 +299,16 @@ class EngineFeeder:
             if self._drains(obj):
                 state.to_drain.add(key)
         self._wake()
+
+
+def _local_queue(obj: Obj) -> LocalQueue:
+    """The engine's LocalQueue; an unreadable ``spec.fairSharing.weight`` is logged and left out
+    (weight 1) rather than keeping the queue's workloads out of the engine."""
+    try:
+        return convert.local_queue(obj)
+    except ValueError as exc:
+        log.error("ignoring the fair sharing weight: %s", exc)
+        return convert.local_queue({**obj, "spec": {**obj["spec"], "fairSharing": None}})
 
 
 def status_only(event: str, obj: Obj, old: Obj | None) -> bool:

@@ -5,7 +5,8 @@ LocalQueue, and each LocalQueue's admitted usage per (flavor, resource), from th
 LocalQueue caches; :func:`kueue_counts` counts them as Kueue's queue gauges do (pending active or
 inadmissible, admitted, unadmitted by reason and underlying cause). :class:`QueueStatusReporter`
 writes the statuses computed by :mod:`status` (only where they changed; ClusterQueue usage comes
-from the engine, which charges admissions before they are written), the ``resource-in-use``
+from the engine, which charges admissions before they are written; with admission fair sharing
+each LocalQueue's recent usage as the engine last sampled it), the ``resource-in-use``
 finalizers decided by :mod:`finalizers`, and sets the ``codeflare_workloads`` gauges; Kueue's are
 counted by :meth:`QueueStatusReporter.kueue_counts` when scraped.
 It decides no admission and writes no Workload.
@@ -30,7 +31,7 @@ from codeflare.operator.metrics import KueueCounts
 from codeflare.operator.queueing import convert, finalizers, reason_codes, status
 from codeflare.operator.queueing.decisions import limited
 from codeflare.operator.queueing.feeder import QueueingState
-from codeflare.scheduling import workload_key
+from codeflare.scheduling import LocalQueueUsage, workload_key
 
 QueueRef = tuple[str, str]  # LocalQueue (namespace, name)
 FlavorResource = tuple[str, str]
@@ -122,6 +123,10 @@ def kueue_counts(
     return counts
 
 
+def _fair_sharing_status(usage: LocalQueueUsage | None) -> Obj | None:
+    return None if usage is None else convert.local_queue_usage_status(usage.consumed, usage.last_update)
+
+
 class QueueStatusReporter:
     """Writes ClusterQueue and LocalQueue status from the caches and the engine's usage."""
 
@@ -129,6 +134,7 @@ class QueueStatusReporter:
         self.ctx = ctx
         self.state = state
         self._reported: tuple[int, dict[str, dict[FlavorResource, Quantity]]] | None = None  # last written
+        self._usage_due: dict[QueueRef, LocalQueueUsage] = {}  # sampled recent usage not yet written
         role = "leader" if ctx.config.leader_election.leader_elect else "standalone"
         ctx.metrics.count_kueue_workloads(self.kueue_counts, role)
 
@@ -144,20 +150,30 @@ class QueueStatusReporter:
         workloads = list(informers[kinds.WORKLOAD].cache.values())
         return kueue_counts(workloads, cluster_queue_of, self._reason_code, self.state.stopped_local_queues)
 
+    def usage_sampled(self, samples: Mapping[QueueRef, LocalQueueUsage]) -> None:
+        """Admission fair sharing sampled these LocalQueues' recent usage: the next :meth:`write`
+        puts it in their ``status.fairSharing`` (a newer sample replaces one not yet written)."""
+        self._usage_due.update(samples)
+
     async def write(self) -> int:
-        """Recompute and write queue status, unless no event and no admission changed anything
-        since the last complete write (usage is charged in the engine before its event arrives);
-        returns how many status patches it sent."""
+        """Recompute and write queue status, unless no event, no admission and no usage sample
+        changed anything since the last complete write (usage is charged in the engine before its
+        event arrives); returns how many status patches it sent."""
         engine, cluster_queues = self.state.engine, self.state.informers[kinds.CLUSTER_QUEUE].cache
         seen = (self.state.changes, {name: engine.usage(name) for _, name in cluster_queues})
-        if seen == self._reported:
+        if seen == self._reported and not self._usage_due:
             return 0
-        with priority(Priority.BOOKKEEPING):  # after admissions in the client's rate limit
-            sent = await self._write()
+        due, self._usage_due = self._usage_due, {}
+        try:
+            with priority(Priority.BOOKKEEPING):  # after admissions in the client's rate limit
+                sent = await self._write(due)
+        except BaseException:
+            self._usage_due = {**due, **self._usage_due}  # written with the retry, unless newer
+            raise
         self._reported = seen
         return sent
 
-    async def _write(self) -> int:
+    async def _write(self, usage_due: Mapping[QueueRef, LocalQueueUsage]) -> int:
         informers = self.state.informers
         writes: list[Awaitable[None]] = []
         patches = 0  # status patches among them
@@ -200,6 +216,7 @@ class QueueStatusReporter:
                 usage=counts.local_usage.get((ns, name), {}),
                 cluster_queue_active=cq_active.get(cluster_queue_of.get((ns, name), "")),
                 now=now,
+                fair_sharing=_fair_sharing_status(usage_due.get((ns, name))),
             )
             if new is not None:
                 patches += 1

@@ -233,9 +233,10 @@ def _queue_status(
     usage: dict[tuple[str, str], Quantity],
     active: tuple[str, str, str],
     now: str,
+    extra: Obj | None = None,
 ) -> Obj | None:
     """Counters, usage (``flavorsUsage`` on both kinds in v1beta2; v1beta1 LocalQueues say
-    ``flavorUsage``, which conversion gives them), Active."""
+    ``flavorUsage``, which conversion gives them), Active, and the ``extra`` fields given."""
     current = obj.get("status") or {}
     flavors = _flavor_usage(usage)
     new = dict(current)
@@ -246,6 +247,7 @@ def _queue_status(
             "reservingWorkloads": admitted,
             "flavorsReservation": flavors,
             "flavorsUsage": flavors,
+            **(extra or {}),
         }
     )
     conds = conditions_of(obj)
@@ -262,9 +264,11 @@ def local_queue_status(
     usage: dict[tuple[str, str], Quantity],
     cluster_queue_active: bool | None,
     now: str,
+    fair_sharing: Obj | None = None,
 ) -> Obj | None:
     """LocalQueue status; ``cluster_queue_active`` None when its ClusterQueue does not exist
-    (Active as pkg/controller/core/localqueue_controller.go words it)."""
+    (Active as pkg/controller/core/localqueue_controller.go words it); ``fair_sharing``, when
+    given, the new ``status.fairSharing`` (admission fair sharing's sampled usage), else it stays."""
     inactive = "Can't submit new workloads to clusterQueue"
     if ((obj.get("spec") or {}).get("stopPolicy") or "None") != "None":
         active = ("False", "Stopped", "LocalQueue is stopped")
@@ -274,7 +278,20 @@ def local_queue_status(
         active = ("False", "ClusterQueueIsInactive", inactive)
     else:
         active = ("True", "Ready", "Can submit new workloads to localQueue")
-    return _queue_status(obj, pending, admitted, usage, active, now)
+    current = (obj.get("status") or {}).get("fairSharing")
+    extra = {} if fair_sharing is None else {"fairSharing": replacing(current, fair_sharing)}
+    return _queue_status(obj, pending, admitted, usage, active, now, extra)
+
+
+def replacing(old: object, new: Obj) -> Obj:
+    """``new`` as a merge patch over ``old`` that leaves nothing of ``old`` behind: every key of
+    ``old`` that ``new`` lacks is null, at every depth (e.g. a resource no longer consumed)."""
+    if not isinstance(old, dict):
+        return new
+    out: Obj = {key: None for key in old if key not in new}
+    for key, value in new.items():
+        out[key] = replacing(old.get(key), value) if isinstance(value, dict) else value
+    return out
 
 
 def _same(a: Obj, b: Obj) -> bool:
