@@ -31,8 +31,10 @@ from codeflare.scheduling import (
     Workload,
 )
 from codeflare.scheduling.afs import USAGE_BASED, UsageLedger, alpha
+from codeflare.scheduling.cycle import _with_sticky
 from codeflare.scheduling.model import AdmissionFairSharing
 from codeflare.scheduling.preemption import AdmittedWorkload, victim_of
+from codeflare.scheduling.queues import ShapeClass
 
 NOW = 1_000_000.0
 MIN = 60.0
@@ -362,3 +364,16 @@ def test_ranked_queues_never_exceed_quota_and_keep_priority_order_within_a_local
             mine = [k for k in order if engine.workload(k).queue_name == lq]  # type: ignore[union-attr]
             keys = [(-engine.workload(k).priority, engine.workload(k).creation_time) for k in mine]  # type: ignore[union-attr]
             assert keys == sorted(keys)
+
+
+def test_a_waiting_preemptor_goes_first_only_among_its_usage_rank() -> None:
+    """cluster_queue.go queueOrderingFunc: LocalQueue usage, then the sticky (preempting) head, then
+    priority and age. Without ranking the sticky head goes first, as before."""
+    ledger = UsageLedger(AdmissionFairSharing(MIN, MIN))
+    ledger.seed(("default", "busy"), {"cpu": Quantity.parse("8")}, NOW)
+    ledger.seed(("default", "idle"), {"cpu": Quantity.parse("1")}, NOW)
+    idle = ((0, 2.0, "default/idle-1"), ShapeClass((), local_queue=("default", "idle")))
+    busy = ((0, 3.0, "default/busy-1"), ShapeClass((), local_queue=("default", "busy")))
+    sticky = ((0, 1.0, "default/busy-0"), ShapeClass((), local_queue=("default", "busy")))
+    assert _with_sticky(ledger, [idle, busy], sticky) == [idle, sticky, busy]
+    assert _with_sticky(None, [idle, busy], sticky) == [sticky, idle, busy]
