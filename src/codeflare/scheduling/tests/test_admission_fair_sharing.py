@@ -32,6 +32,7 @@ from codeflare.scheduling import (
 )
 from codeflare.scheduling.afs import USAGE_BASED, UsageLedger, alpha
 from codeflare.scheduling.cycle import _with_sticky
+from codeflare.scheduling.forecast import forecast, fork
 from codeflare.scheduling.model import AdmissionFairSharing
 from codeflare.scheduling.preemption import AdmittedWorkload, victim_of
 from codeflare.scheduling.queues import ShapeClass
@@ -377,3 +378,20 @@ def test_a_waiting_preemptor_goes_first_only_among_its_usage_rank() -> None:
     sticky = ((0, 1.0, "default/busy-0"), ShapeClass((), local_queue=("default", "busy")))
     assert _with_sticky(ledger, [idle, busy], sticky) == [idle, sticky, busy]
     assert _with_sticky(None, [idle, busy], sticky) == [sticky, idle, busy]
+
+
+def test_the_forecast_follows_the_usage_order() -> None:
+    """Estimated starts in a ranked queue: the less busy LocalQueue's workload goes first although
+    it is younger, and the other follows when it ends."""
+    queue = _queue("cq", {"default": {"cpu": "4"}}, admission_mode=USAGE_BASED)
+    engine = _engine(AdmissionFairSharing(MIN, MIN), queue, lqs={"lq-a": ("cq", 1.0), "lq-b": ("cq", 1.0)})
+    engine.seed_local_queue_usage("default", "lq-a", {"cpu": Quantity.parse("4")}, NOW)
+    engine.add_workload(_running("run", "lq-a", "cq", "default", cpu="4"))
+    engine.add_workload(_workload("a1", "lq-a", NOW - 10, cpu="4"))
+    engine.add_workload(_workload("b1", "lq-b", NOW - 5, cpu="4"))
+    engine.schedule(NOW)
+    durations = {"default/run": 10.0, "default/a1": 100.0, "default/b1": 100.0}
+    estimates = forecast(fork(engine), NOW, durations).estimates
+    # "run" was admitted a minute ago for 10 s: overdue, expected to end now
+    assert estimates["default/b1"].start == pytest.approx(NOW)
+    assert estimates["default/a1"].start == pytest.approx(NOW + 100.0, abs=3.0)
