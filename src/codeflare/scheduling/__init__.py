@@ -11,10 +11,12 @@ preemptions, evictions and pending reasons. Amounts are :class:`codeflare.k8s.qu
 from codeflare.k8s.labels import LabelSelector
 from codeflare.k8s.labels import Requirement as LabelSelectorRequirement
 from codeflare.k8s.quantity import Quantity, QuantityError
+from codeflare.scheduling.afs import LocalQueueUsage
 from codeflare.scheduling.cache import admission_usage
 from codeflare.scheduling.engine import AdmissionEngine, workload_shape
 from codeflare.scheduling.model import (
     Admission,
+    AdmissionFairSharing,
     BorrowWithinCohort,
     ClusterQueue,
     Cohort,
@@ -45,6 +47,7 @@ from codeflare.scheduling.results import (
 __all__ = [
     "Admission",
     "AdmissionEngine",
+    "AdmissionFairSharing",
     "BorrowWithinCohort",
     "ClusterQueue",
     "Cohort",
@@ -55,6 +58,7 @@ __all__ = [
     "LabelSelector",
     "LabelSelectorRequirement",
     "LocalQueue",
+    "LocalQueueUsage",
     "Node",
     "PendingInfo",
     "PodSet",

@@ -17,6 +17,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from codeflare.k8s.quantity import Quantity
+from codeflare.scheduling.afs import UsageLedger
 from codeflare.scheduling.capacity import NodeCapacity
 from codeflare.scheduling.model import Admission, PodSetAssignment, ResourceFlavor
 from codeflare.scheduling.placement import Placement, flavor_mismatch, label_keys
@@ -86,6 +87,7 @@ class AssignmentContext:
     flavors: dict[str, ResourceFlavor]
     capacity: NodeCapacity | None = None
     fair_sharing: bool = False  # fair sharing may preempt while borrowing (reclaimWithinCohort)
+    afs: UsageLedger | None = None  # admission fair sharing: preemption takes from busy LocalQueues first
     # (queue, shape) -> (the compiled queue it was made for, its layout): see _layout
     layouts: dict[tuple[str, Shape], tuple[CompiledQueue, Layout]] = field(default_factory=dict, repr=False)
 

@@ -10,7 +10,7 @@ routing or backoff (that is :mod:`manager`'s), and decides nothing (:mod:`cycle`
 
 from __future__ import annotations
 
-from collections.abc import Collection
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
 
 from codeflare.scheduling.assignment import AssignmentContext, Shape
@@ -20,7 +20,7 @@ from codeflare.scheduling.preemption import AdmittedWorkload
 from codeflare.scheduling.quota import CompiledQueue, FlavorResource, QuotaBook
 from codeflare.scheduling.results import Eviction, PendingInfo
 
-__all__ = ["SchedulingCache", "admission_usage"]
+__all__ = ["SchedulingCache", "admission_usage", "by_resource"]
 
 
 def admission_usage(admission: Admission) -> dict[FlavorResource, int]:
@@ -34,6 +34,14 @@ def admission_usage(admission: Admission) -> dict[FlavorResource, int]:
             fr = (flavor, resource)
             usage[fr] = usage.get(fr, 0) + amount.milli
     return usage
+
+
+def by_resource(usage: Mapping[FlavorResource, int]) -> dict[str, int]:
+    """Usage per (flavor, resource) summed over flavors, per resource name."""
+    out: dict[str, int] = {}
+    for (_, resource), amount in usage.items():
+        out[resource] = out.get(resource, 0) + amount
+    return out
 
 
 @dataclass(eq=False)
@@ -138,6 +146,7 @@ class SchedulingCache:
             admission.admitted_at,
             cq,
             admission_usage(admission),
+            local_queue=(workload.namespace, workload.queue_name),
         )
         self.workloads[key] = workload
         self.admitted[key] = record

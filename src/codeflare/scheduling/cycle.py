@@ -16,6 +16,7 @@ from __future__ import annotations
 from collections.abc import Callable, Collection
 from dataclasses import dataclass
 
+from codeflare.scheduling.afs import UsageLedger
 from codeflare.scheduling.assignment import (
     FIT,
     NO_CANDIDATES,
@@ -135,7 +136,7 @@ def _candidate(state: EngineState, name: str, now: float, result: SchedulingResu
         heads = queue.heads()
         sticky = state.manager.preemptor_head(name)
         if sticky is not None:
-            heads = [sticky, *(h for h in heads if h[1] is not sticky[1])]
+            heads = _with_sticky(queue.ranking, heads, sticky)
     for order, cls in heads:
         parked = cls.parked_generation  # parked, not woken since and backing off: skipped
         if parked is not None and parked == generation and now < cls.retry_at:
@@ -145,6 +146,19 @@ def _candidate(state: EngineState, name: str, now: float, result: SchedulingResu
             return _Entry(name, cls, order, assignment, book.change_generation(scope), strict)
         _park(state, name, cls, order, _assignment_reason(assignment), now, result, strict)
     return None
+
+
+def _with_sticky(
+    ranking: UsageLedger | None, heads: list[tuple[OrderKey, ShapeClass]], sticky: tuple[OrderKey, ShapeClass]
+) -> list[tuple[OrderKey, ShapeClass]]:
+    """The heads with the waiting preemptor first (Kueue's sticky head); in a queue ranked by
+    admission fair sharing first among its LocalQueue's usage rank (Kueue compares usage before it)."""
+    others = [h for h in heads if h[1] is not sticky[1]]
+    if ranking is None:
+        return [sticky, *others]
+    mine = ranking.score(sticky[1].local_queue)
+    place = next((i for i, h in enumerate(others) if ranking.score(h[1].local_queue) >= mine), len(others))
+    return [*others[:place], sticky, *others[place:]]
 
 
 def _preempt(state: EngineState, entry: _Entry, now: float, result: SchedulingResult) -> None:

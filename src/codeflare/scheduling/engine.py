@@ -23,11 +23,14 @@ import logging
 from collections.abc import Mapping
 
 from codeflare.k8s.quantity import Quantity
+from codeflare.scheduling.afs import USAGE_BASED, LocalQueueKey, LocalQueueUsage, UsageLedger
 from codeflare.scheduling.assignment import Shape
+from codeflare.scheduling.cache import by_resource
 from codeflare.scheduling.cycle import pending_reason, run_cycle
 from codeflare.scheduling.fairsharing import weighted_shares
 from codeflare.scheduling.model import (
     Admission,
+    AdmissionFairSharing,
     ClusterQueue,
     Cohort,
     FairSharing,
@@ -68,11 +71,15 @@ class AdmissionEngine:
         head_of_line_holding_time: float = 0.0,
         capacity_check: bool = False,
         fair_sharing: FairSharing | None = None,
+        admission_fair_sharing: AdmissionFairSharing | None = None,
     ) -> None:
         self.state = EngineState(backoff_time, head_of_line_holding_time, capacity_check)
         if fair_sharing is not None:
             self.state.fair_sharing = fair_sharing
             self.state.cache.ctx.fair_sharing = fair_sharing.enable
+        if admission_fair_sharing is not None:
+            ledger = UsageLedger(admission_fair_sharing)
+            self.state.manager.afs = self.state.cache.ctx.afs = ledger
 
     @property
     def backoff_time(self) -> float:
@@ -114,11 +121,18 @@ class AdmissionEngine:
         old = cache.cluster_queue(name)
         for scope in cache.set_cluster_queue(name, spec):
             self._wake_scope(scope)
+        ledger = manager.afs
+        ranked = ledger is not None and spec is not None and spec.admission_mode == USAGE_BASED
+        if ledger is not None:
+            ledger.ranked_queues.discard(name)
+            if ranked:
+                ledger.ranked_queues.add(name)
         if spec is None:
             for key in manager.close_queue(name):
                 self._place(key)
         else:
-            manager.open_queue(name)
+            for key in manager.open_queue(name, ranked):
+                self._place(key)
             if spec.stop_policy == "HoldAndDrain" and (old is None or old.stop_policy != "HoldAndDrain"):
                 for key in sorted(cache.admitted_by_cq.get(name, {})):
                     cache.mark_evict(
@@ -208,7 +222,9 @@ class AdmissionEngine:
 
     def _charge(self, key: str, workload: Workload, admission: Admission) -> None:
         cache = self.state.cache
-        cache.charge(key, workload, admission)
+        record = cache.charge(key, workload, admission)
+        if self.state.manager.afs is not None:
+            self.state.manager.afs.charge(_local_queue(workload), by_resource(record.usage))
         spec = cache.cluster_queue(admission.cluster_queue)
         if not workload.active:
             cache.mark_evict(key, "InactiveWorkload", f"workload {key} was deactivated")
@@ -227,6 +243,8 @@ class AdmissionEngine:
         manager.forget(key)
         released = cache.release(key)
         if released is not None:
+            if manager.afs is not None:
+                manager.afs.charge(_local_queue(workload), by_resource(released[0].usage), -1)
             if self.state.capacity_check:
                 self._wake_all()
             else:
@@ -315,3 +333,48 @@ class AdmissionEngine:
         self.state.manager.unqueue(key)
         self.state.manager.untrack(workload)
         self._charge(key, workload, admission)
+        if self.state.manager.afs is not None:
+            self.state.manager.afs.admit(_local_queue(workload), _requests(workload), self.state.now)
+
+    # -- admission fair sharing --------------------------------------------------------------
+    def sample_local_queue_usage(self, now: float) -> dict[LocalQueueKey, LocalQueueUsage]:
+        """Decay the recent usage of every LocalQueue whose sampling interval has passed to
+        ``now`` (Kueue's LocalQueue controller); returns them with their new status values. Empty
+        when admission fair sharing is not configured."""
+        ledger = self.state.manager.afs
+        if ledger is None:
+            return {}
+        sampled = ledger.sample(now, self.state.manager.lqs)
+        if sampled:
+            self.state.manager.wake(set(ledger.ranked_queues))  # the order of their heads moved
+        return sampled
+
+    def next_usage_sample(self, now: float) -> float | None:
+        """When :meth:`sample_local_queue_usage` has something to do next (None: never)."""
+        ledger = self.state.manager.afs
+        return None if ledger is None else ledger.due(now, self.state.manager.lqs)
+
+    def seed_local_queue_usage(
+        self, namespace: str, name: str, consumed: Mapping[str, Quantity], last_update: float
+    ) -> None:
+        """Resume a LocalQueue's recent usage from its status (a restart keeps the history)."""
+        if self.state.manager.afs is not None:
+            self.state.manager.afs.seed((namespace, name), consumed, last_update)
+
+    def local_queue_usage(self, namespace: str, name: str) -> LocalQueueUsage | None:
+        """A LocalQueue's recent usage as admission fair sharing ranks it (None when off)."""
+        ledger = self.state.manager.afs
+        return None if ledger is None else ledger.usage((namespace, name))
+
+
+def _local_queue(workload: Workload) -> LocalQueueKey:
+    return (workload.namespace, workload.queue_name)
+
+
+def _requests(workload: Workload) -> dict[str, int]:
+    """A workload's total requests per resource, milli-units (Kueue's SumTotalRequests)."""
+    total: dict[str, int] = {}
+    for ps in workload.pod_sets:
+        for resource, quantity in ps.requests.items():
+            total[resource] = total.get(resource, 0) + quantity.milli * ps.count
+    return total

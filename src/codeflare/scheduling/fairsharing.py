@@ -30,6 +30,7 @@ from codeflare.scheduling.preemption import (
     _satisfies,
     _WhatIf,
     plan_reasons,
+    victim_of,
 )
 from codeflare.scheduling.quota import CohortNode, FlavorResource, QuotaBook
 
@@ -367,6 +368,8 @@ def fair_preemption(
     """Kueue's fairPreemptions: victims chosen by share across the preemptor's cohort tree."""
     book = ctx.book
     candidates = _candidates(book, preemptor, admitted)
+    if ctx.afs is not None:
+        candidates = ctx.afs.reorder_victims(candidates, victim_of)
     if not candidates:
         return PreemptionPlan()
     name = preemptor.compiled.spec.name

@@ -13,9 +13,11 @@ of the cohort, which was 40% of the cost of a refresh with reclaim. On 10,000 pe
 with reclaim this moved estimates by a median 3.6% of the wait (later); without preemption it
 changes nothing. Preemptions that keep preempting are carried out at once after a few such moments.
 A workload whose admission depends on one whose end is unknown has no bound (``start=None``).
-Without ``arrivals`` the estimate is the earliest start (nothing submitted later goes first); with
-the arrivals one expects (:mod:`codeflare.scheduling.arrivals`) it is the expected start, exact
-given them as the earliest one is given none.
+With admission fair sharing the LocalQueues' recent usage is sampled at each simulated moment, as
+the operator samples it (at most once per sampling interval). Without ``arrivals`` the estimate
+is the earliest start (nothing submitted later goes first); with the arrivals one expects
+(:mod:`codeflare.scheduling.arrivals`) it is the expected start, exact given them as the earliest
+one is given none.
 It uses only the engine's public methods, and mutates the engine it is given: pass ``fork(...)``.
 No I/O, no clock reads: ``now`` is an argument. It does not decide where durations come from.
 """
@@ -326,6 +328,7 @@ def forecast(
             engine.add_workload(arrivals[coming].workload)
             coming += 1
         in_a_row = 0 if sim.released or coming > submitted else in_a_row + 1
+        engine.sample_local_queue_usage(t)  # admission fair sharing: usage decays as the operator samples it
         owed = sim.settle(t, pending, resolution * (t - now) > 0 and in_a_row < SETTLE_ROUNDS)
     if check is not None:
         check(engine, t)

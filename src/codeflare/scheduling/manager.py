@@ -14,6 +14,7 @@ import heapq
 from collections.abc import Collection
 from dataclasses import dataclass, field
 
+from codeflare.scheduling.afs import UsageLedger
 from codeflare.scheduling.assignment import Shape
 from codeflare.scheduling.model import ClusterQueue, LocalQueue, Workload
 from codeflare.scheduling.queues import OrderKey, PendingQueue, ShapeClass, order_key
@@ -40,13 +41,18 @@ class QueueManager:
     timers: list[tuple[float, str]] = field(default_factory=list)  # heap of (retry at, ClusterQueue)
     # preemptors waiting for their victims: key -> (scope, order, flavor-resources it needs)
     nominated: dict[str, tuple[str, OrderKey, set[FlavorResource]]] = field(default_factory=dict)
+    afs: UsageLedger | None = None  # admission fair sharing, when configured
 
     # -- local queues, namespaces, cluster queues ----------------------------------------------
     def set_local_queue(self, key: LocalQueueKey, queue: LocalQueue | None) -> None:
         if queue is None:
             self.lqs.pop(key, None)
+            if self.afs is not None:
+                self.afs.forget(key)
         else:
             self.lqs[key] = queue
+            if self.afs is not None:
+                self.afs.set_weight(key, queue.fair_sharing_weight)
 
     def local_queues_of(self, cluster_queue: str) -> list[LocalQueueKey]:
         return sorted(k for k, lq in self.lqs.items() if lq.cluster_queue == cluster_queue)
@@ -59,9 +65,19 @@ class QueueManager:
             self.namespaces[name] = labels
         return sorted(k for k in self.by_lq if k[0] == name)
 
-    def open_queue(self, cluster_queue: str) -> None:
-        self.queues.setdefault(cluster_queue, PendingQueue(cluster_queue))
+    def open_queue(self, cluster_queue: str, ranked: bool = False) -> list[str]:
+        """Open (or keep) a ClusterQueue's pending heap, ``ranked`` by admission fair sharing or
+        not; a queue switching between the two is rebuilt: returns its workloads to route again."""
+        ranking = self.afs if ranked else None
+        queue = self.queues.get(cluster_queue)
+        keys = []
+        if queue is not None and queue.ranking is not ranking:
+            keys = self.close_queue(cluster_queue)
+            queue = None
+        if queue is None:
+            self.queues[cluster_queue] = PendingQueue(cluster_queue, ranking)
         self.dirty.add(cluster_queue)
+        return keys
 
     def close_queue(self, cluster_queue: str) -> list[str]:
         """Drop a ClusterQueue's pending heap; returns its workloads, to be routed again."""
@@ -120,7 +136,8 @@ class QueueManager:
             self.blocked[key] = info
             self.fresh.add(key)
             return
-        self.queues[cq].add(key, shape, order_key(workload.priority, workload.creation_time, key))
+        order = order_key(workload.priority, workload.creation_time, key)
+        self.queues[cq].add(key, shape, order, (workload.namespace, workload.queue_name))
         self.queued_in[key] = cq
         self.dirty.add(cq)
 

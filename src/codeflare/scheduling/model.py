@@ -134,6 +134,8 @@ class ClusterQueue:
     flavor_fungibility: FlavorFungibility = field(default_factory=FlavorFungibility)
     stop_policy: StopPolicy = "None"
     fair_weight: float = 1.0  # spec.fairSharing.weight; only read when fair sharing is on
+    # spec.admissionScope.admissionMode; read only when admission fair sharing is configured
+    admission_mode: str | None = None
 
     def __post_init__(self) -> None:
         _set(self, "resource_groups", tuple(self.resource_groups))
@@ -170,12 +172,24 @@ class FairSharing:
 
 
 @dataclass(frozen=True)
+class AdmissionFairSharing:
+    """Kueue Configuration's ``admissionFairSharing`` (its presence turns it on): the half-life
+    of a LocalQueue's recent usage, how often it is sampled, and the weight of each resource in
+    the usage that ranks LocalQueues (missing: 1)."""
+
+    usage_half_life_s: float = 0.0
+    usage_sampling_interval_s: float = 300.0
+    resource_weights: Mapping[str, float] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
 class LocalQueue:
     """A namespaced queue pointing at a ClusterQueue."""
 
     namespace: str
     name: str
     cluster_queue: str
+    fair_sharing_weight: float | None = None  # spec.fairSharing.weight (admission fair sharing)
 
 
 @dataclass(frozen=True)

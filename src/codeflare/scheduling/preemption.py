@@ -48,6 +48,7 @@ class AdmittedWorkload:
     cluster_queue: str
     usage: dict[FlavorResource, int]
     evicting: str | None = None
+    local_queue: tuple[str, str] | None = None
 
 
 @dataclass
@@ -190,9 +191,20 @@ def _candidates(
         return (w.evicting is None, kind, w.cluster_queue == name, w.priority, -w.admitted_at, w.key)
 
     pairs.sort(key=order)
+    if what_if.ctx.afs is not None:
+        pairs = what_if.ctx.afs.reorder_victims(pairs, _victim_of_pair)
     others = any(v != WITHIN_CQ for _, v in pairs)
     hierarchy = any(v == HIERARCHICAL_RECLAIM for _, v in pairs)
     return pairs, others, hierarchy
+
+
+def victim_of(w: AdmittedWorkload) -> tuple[str, bool, tuple[str, str] | None]:
+    """What admission fair sharing reorders candidates by: queue, eviction state, LocalQueue."""
+    return (w.cluster_queue, w.evicting is not None, w.local_queue)
+
+
+def _victim_of_pair(pair: tuple[AdmittedWorkload, int]) -> tuple[str, bool, tuple[str, str] | None]:
+    return victim_of(pair[0])
 
 
 def _tree_levels(book: QuotaBook, preemptor: Preemptor) -> dict[str, Level]:

@@ -3,18 +3,23 @@
 Workloads of identical shape (same pod sets and requests) share a ``ShapeClass`` with its own
 heap: they fit or fail together, so only each class's head is evaluated and a failing class is
 parked (backoff) until its scope frees quota or the backoff ends. This keeps the cost of a
-decision proportional to queues and shapes, not to pending workloads. No quota logic here.
+decision proportional to queues and shapes, not to pending workloads. In a ClusterQueue ranked by
+admission fair sharing a class holds one shape of one LocalQueue, and classes are tried by their
+LocalQueue's recent usage first (:mod:`afs`). No quota logic here.
 """
 
 from __future__ import annotations
 
 import heapq
+from collections.abc import Hashable
 from dataclasses import dataclass, field
 
+from codeflare.scheduling.afs import LocalQueueKey, UsageLedger
 from codeflare.scheduling.assignment import Shape
 from codeflare.scheduling.results import PendingInfo
 
 OrderKey = tuple[int, float, str]
+ClassKey = Hashable  # a shape, or (shape, LocalQueue) in a ranked queue
 
 
 def order_key(priority: int, creation_time: float, key: str) -> OrderKey:
@@ -34,6 +39,7 @@ class ShapeClass:
     parked_generation: int | None = None
     retry_at: float = 0.0
     info: PendingInfo | None = None
+    local_queue: LocalQueueKey | None = None  # in a queue ranked by admission fair sharing
 
     def push(self, key: str, order: OrderKey) -> None:
         self.members[key] = order
@@ -58,8 +64,9 @@ class PendingQueue:
     """All pending workloads of one ClusterQueue, grouped in shape classes."""
 
     name: str
-    classes: dict[Shape, ShapeClass] = field(default_factory=dict)
-    shape_of: dict[str, Shape] = field(default_factory=dict)
+    ranking: UsageLedger | None = None  # admission fair sharing: LocalQueues by recent usage first
+    classes: dict[ClassKey, ShapeClass] = field(default_factory=dict)
+    shape_of: dict[str, ClassKey] = field(default_factory=dict)  # workload -> its class's key
     held_head: str | None = None
     held_since: float = 0.0
     # heads() as last computed, until a workload is added or removed: a queue that parks a class
@@ -68,14 +75,19 @@ class PendingQueue:
         default=None, init=False, repr=False, compare=False
     )
 
-    def add(self, key: str, shape: Shape, order: OrderKey) -> None:
+    def add(self, key: str, shape: Shape, order: OrderKey, local_queue: LocalQueueKey | None = None) -> None:
         self.discard(key)
         self._heads = None
-        cls = self.classes.get(shape)
+        class_key: ClassKey = shape
+        if self.ranking is None:
+            local_queue = None
+        else:
+            class_key = (shape, local_queue)
+        cls = self.classes.get(class_key)
         if cls is None:
-            cls = self.classes[shape] = ShapeClass(shape)
+            cls = self.classes[class_key] = ShapeClass(shape, local_queue=local_queue)
         cls.push(key, order)
-        self.shape_of[key] = shape
+        self.shape_of[key] = class_key
 
     def discard(self, key: str) -> None:
         shape = self.shape_of.pop(key, None)
@@ -94,10 +106,22 @@ class PendingQueue:
 
     def ordered(self) -> list[str]:
         """Every pending workload in queue order (what the visibility API's positions count)."""
+        if self.ranking is not None:
+            rank = self.ranking.score
+            ranked = sorted(
+                (rank(c.local_queue), c.members[k]) for c in self.classes.values() for k in c.members
+            )
+            return [order[2] for _, order in ranked]
         return [order[2] for order in sorted(c.members[k] for c in self.classes.values() for k in c.members)]
 
     def heads(self) -> list[tuple[OrderKey, ShapeClass]]:
-        """Each class's head, best first (a shared list: not to be changed by the caller)."""
+        """Each class's head, best first (a shared list: not to be changed by the caller); in a
+        ranked queue by its LocalQueue's recent usage first, computed afresh (usage moves)."""
+        if self.ranking is not None:
+            rank = self.ranking.score
+            ranked = [(head, cls) for cls in self.classes.values() if (head := cls.head()) is not None]
+            ranked.sort(key=lambda item: (rank(item[1].local_queue), item[0]))
+            return ranked
         out = self._heads
         if out is None:
             out = []

@@ -52,9 +52,9 @@ def admission_fair_sharing(cfg: AdmissionFairSharingConfig | None) -> AdmissionF
     if cfg is None:
         return None
     return AdmissionFairSharing(
-        cfg.usage_half_life_time.total_seconds(),
-        cfg.usage_sampling_interval.total_seconds(),
-        dict(cfg.resource_weights),
+        usage_half_life_s=cfg.usage_half_life_time.total_seconds(),
+        usage_sampling_interval_s=cfg.usage_sampling_interval.total_seconds(),
+        resource_weights=dict(cfg.resource_weights),
     )
 
 
