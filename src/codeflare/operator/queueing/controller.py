@@ -198,16 +198,22 @@ class QueueingController:
     async def _usage_sample_loop(self) -> None:
         """Admission fair sharing: every LocalQueue's recent usage decays once per sampling
         interval in the engine (Kueue's LocalQueue controller), and what was sampled goes to
-        their status with the next queue status report. Looked at every
-        ``USAGE_SAMPLE_CHECK_S``; the engine skips queues not yet due."""
+        their status with the next queue status report. It wakes when the next sample is due,
+        and at least every ``USAGE_SAMPLE_CHECK_S`` (a new LocalQueue is due at once)."""
         await self._synced()
+        engine = self.state.engine
         while True:
-            samples = self.state.engine.sample_local_queue_usage(self.ctx.clock())
-            if samples:
-                self.reporter.usage_sampled(samples)
-                self._queue_status_due.set()
-                self._wake.set()  # the order of the LocalQueues' heads may have changed
-            await asyncio.sleep(USAGE_SAMPLE_CHECK_S)
+            now = self.ctx.clock()
+            due = engine.next_usage_sample(now)
+            if due is not None and due <= now:
+                samples = engine.sample_local_queue_usage(now)
+                if samples:
+                    self.reporter.usage_sampled(samples)
+                    self._queue_status_due.set()
+                    self._wake.set()  # the order of the LocalQueues' heads may have changed
+                due = engine.next_usage_sample(now)
+            wait = USAGE_SAMPLE_CHECK_S if due is None else min(USAGE_SAMPLE_CHECK_S, due - now)
+            await asyncio.sleep(max(COALESCE_S, wait))
 
     # -- the job worker and waitForPodsReady ---------------------------------------------------------
     async def _job_loop(self) -> None:
