@@ -21,6 +21,7 @@ from tests.conformance.controller_dsl import (
     finish,
     flavor,
     local_queue,
+    lq_counts,
     next_second,
     pending,
     quotas,
@@ -247,4 +248,27 @@ _case(
     pending("a2"),
     counts("best-effort-cq-a", 1, 1),
     counts("best-effort-cq-b", 0, 1),
+)
+_case(
+    "Scheduler with AdmissionFairSharing = nil / Using AdmissionFairSharing at Cohort level / "
+    "should ignore FairSharing",
+    (
+        DEFAULT,
+        cluster_queue(
+            "cq1",
+            quotas("default", cpu="32"),
+            cohort="all",
+            queueingStrategy="StrictFIFO",
+            preemption={"withinClusterQueue": "Never"},
+            admissionScope={"admissionMode": "UsageBasedAdmissionFairSharing"},
+        ),
+        local_queue("lq-a", "cq1", weight="1"),
+    ),
+    create(workload("a0", "lq-a", cpu="32")),
+    admitted("cq1", "a0"),
+    lq_counts("lq-a", 0, 1),
+    # the operator runs without admission fair sharing: no usage is sampled or written
+    spec_is("LocalQueue", "lq-a", "status.fairSharing", None),
+    differs="Kueue checks status.fairSharing once the workload is admitted; so do we, after the "
+    "LocalQueue's counts are written (so a status write has happened).",
 )

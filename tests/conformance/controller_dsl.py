@@ -88,10 +88,12 @@ def cohort(name: str, *flavors: Obj, parent: str | None = None, weight: str | No
     return {"apiVersion": KUEUE, "kind": "Cohort", "metadata": {"name": name}, "spec": spec}
 
 
-def local_queue(name: str, cq: str, stop: str | None = None) -> Obj:
+def local_queue(name: str, cq: str, stop: str | None = None, weight: str | None = None) -> Obj:
     spec: Obj = {"clusterQueue": cq}
     if stop:
         spec["stopPolicy"] = stop
+    if weight is not None:
+        spec["fairSharing"] = {"weight": weight}
     return {"apiVersion": KUEUE, "kind": "LocalQueue", "metadata": {"name": name}, "spec": spec}
 
 
@@ -163,6 +165,17 @@ def admitted(
     """``ExpectWorkloadsToHaveQuotaReservation`` (and ``ToBeAdmittedAs`` when ``flavors`` is given:
     resource -> flavor of pod set "main")."""
     return Step("admitted", (cq, workloads), {"flavors": flavors, "count": count})
+
+
+def admitted_count(cq: str, count: int, *workloads: str) -> Step:
+    """``ExpectWorkloadsToBeAdmittedCount``: exactly ``count`` of ``workloads`` hold quota in ``cq``."""
+    return Step("admitted_count", (cq, count, workloads))
+
+
+def lq_usage(lq: str, op: str, milli: int, resource: str = "cpu") -> Step:
+    """``ExpectLocalQueueFairSharingUsageToBe``: the LocalQueue's consumed resources (admission fair
+    sharing status) hold exactly one resource, whose milli-value compares with ``op`` to ``milli``."""
+    return Step("lq_usage", (lq, op, milli, resource))
 
 
 def pending(*workloads: str, reason: str = "Pending", message: str | None = None) -> Step:

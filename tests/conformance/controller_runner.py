@@ -21,6 +21,7 @@ from kubernetes import client as k8s
 from kubernetes.client.rest import ApiException
 
 from codeflare.api.kueue_conversion import to_v1beta1, to_v1beta2
+from codeflare.k8s.quantity import Quantity
 from codeflare.operator.queueing.reason_codes import legacy_reason
 from tests.conformance.controller_dsl import Case, Obj, Step
 from tests.support.polling import wait_for
@@ -214,6 +215,17 @@ class CaseRun:
         if verb == "admitted":
             cq, names = args
             return all(self._admitted(n, cq, opts["flavors"], opts["count"]) for n in names)
+        if verb == "admitted_count":
+            cq, count, names = args
+            return sum(1 for n in names if self._admitted(n, cq, None, None)) == count
+        if verb == "lq_usage":
+            lq, op, milli, resource = args
+            fair = (self.get("LocalQueue", lq).get("status") or {}).get("fairSharing") or {}
+            consumed = (fair.get("admissionFairSharingStatus") or {}).get("consumedResources") or {}
+            if len(consumed) != 1 or resource not in consumed:
+                return op == "==" and milli == 0 and not consumed
+            value = Quantity.parse(consumed[resource]).milli
+            return {">": value > milli, "==": value == milli, "<": value < milli}[op]
         if verb == "pending":
             return all(self._pending(n, opts["reason"], opts["message"]) for n in args)
         if verb == "evicted":
