@@ -115,8 +115,8 @@ run_autoscaler.get_node_ip_address
 # pickle.Pickler.dump / pickle.Unpickler.load.
 from codeflare.scheduling import forecast as _forecast_fork  # noqa: E402
 
-_forecast_fork._SharingPickler.persistent_id
-_forecast_fork._SharingUnpickler.persistent_load
+_forecast_fork._SharingPickler.reducer_override
+_forecast_fork._SharingUnpickler.find_class
 
 # pydantic calls these validators by decorator (webhook.service: fixed ports, distinct ports).
 config.WebhookConfig._fixed_ports
