@@ -57,6 +57,7 @@ __all__ = [
     "MetricsConfig",
     "OperatorConfig",
     "QueueingConfig",
+    "RequeuingStrategyConfig",
     "WaitForPodsReadyConfig",
     "WebhookConfig",
     "WebhookService",
@@ -273,11 +274,19 @@ class HealthConfig(_Section):
         return _bind_port(self.bind_address)
 
 
+class RequeuingStrategyConfig(_Section):
+    """Kueue's ``waitForPodsReady.requeuingStrategy``: ``timestamp`` orders a workload evicted for
+    its pods' readiness by its eviction (back of the queue, Kueue's default) or by its creation."""
+
+    timestamp: Literal["Eviction", "Creation"] = "Eviction"
+
+
 class WaitForPodsReadyConfig(_Section):
     """Evict an admitted workload whose pods are not all ready within ``timeout``."""
 
     enabled: bool = False
     timeout: PositiveDuration = timedelta(minutes=5)
+    requeuing_strategy: RequeuingStrategyConfig = RequeuingStrategyConfig()
 
 
 FairSharingStrategy = Literal["LessThanOrEqualToFinalShare", "LessThanInitialShare"]

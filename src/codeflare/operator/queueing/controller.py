@@ -76,7 +76,8 @@ class QueueingController:
                 capacity_check=cfg.capacity_check,
                 fair_sharing=FairSharing(cfg.fair_sharing.enable, cfg.fair_sharing.preemption_strategies),
                 admission_fair_sharing=admission_fair_sharing(cfg.admission_fair_sharing),
-            )
+            ),
+            requeuing_timestamp=cfg.wait_for_pods_ready.requeuing_strategy.timestamp,
         )
         self._wake = asyncio.Event()
         self.progress = ctx.metrics.watch_progress(SCHEDULER)

@@ -49,6 +49,8 @@ class QueueingState:
     needs_reason: set[str] = field(default_factory=set)  # pending and without QuotaReserved yet
     inadmissible: set[str] = field(default_factory=set)  # QuotaReserved=False reason Inadmissible written
     priorities: dict[str, int] = field(default_factory=dict)  # WorkloadPriorityClass values
+    # waitForPodsReady.requeuingStrategy.timestamp: what an evicted workload queues from
+    requeuing_timestamp: str = "Eviction"
     pod_priorities: dict[str, int] = field(default_factory=dict)  # scheduling.k8s.io PriorityClass
     # LocalQueues with a stopPolicy (Hold, HoldAndDrain): out of the engine, as Kueue takes them
     # out of its queue manager; and the admitted workloads a HoldAndDrain queue must evict.
@@ -92,7 +94,7 @@ class QueueingState:
         if cached is None:
             self.engine.remove_workload(key)
         else:
-            self.engine.add_workload(convert.workload(cached, self.priorities))
+            self.engine.add_workload(convert.workload(cached, self.priorities, self.requeuing_timestamp))
 
 
 class EngineFeeder:
@@ -289,7 +291,9 @@ class EngineFeeder:
             state.reasons_written.pop(key, None)
         else:
             # hook: a pending workload slice asks only for what it adds to the slice it replaces
-            workload = elastic.engine_view(obj, convert.workload(obj, state.priorities), state.workload_obj)
+            workload = elastic.engine_view(
+                obj, convert.workload(obj, state.priorities, state.requeuing_timestamp), state.workload_obj
+            )
             if workload.admission is None and key in state.inflight:
                 # our admission is still being written: the engine keeps assuming it
                 workload = dataclasses.replace(workload, admission=self.engine.admission(key))

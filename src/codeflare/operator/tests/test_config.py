@@ -209,6 +209,10 @@ def test_success_ttl_may_reach_its_default_but_not_beyond() -> None:
             "queueing: {waitForPodsReady: {timeout: 0s}}",
             "queueing.waitForPodsReady.timeout: must be greater than 0s",
         ),
+        (
+            "queueing: {waitForPodsReady: {requeuingStrategy: {timestamp: Admission}}}",
+            "queueing.waitForPodsReady.requeuingStrategy.timestamp: must be one of 'Eviction' or 'Creation'",
+        ),
         ("queueing: {backofTime: 5s}", 'queueing.backofTime: unknown field; did you mean "backoffTime"?'),
         ("colour: blue", "colour: unknown field (known: clientConnection,"),
         ("queueing: {enabled: maybe}", 'queueing.enabled: expected true or false, got "maybe"'),
