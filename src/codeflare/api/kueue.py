@@ -35,6 +35,7 @@ __all__ = [
 KUEUE_API_VERSION = "kueue.x-k8s.io/v1beta2"
 QUEUEING_STRATEGIES = ("BestEffortFIFO", "StrictFIFO")
 STOP_POLICIES = ("None", "Hold", "HoldAndDrain")
+ADMISSION_MODES = ("UsageBasedAdmissionFairSharing", "NoAdmissionFairSharing")  # admissionScope.admissionMode
 _BUILTIN_RESOURCES = frozenset({"cpu", "memory", "ephemeral-storage", "pods"})
 _INT32_MAX = 2**31 - 1
 
@@ -71,6 +72,18 @@ def build_resource_flavor(
                     "metadata": {"name": name}, "spec": spec})
 
 
+def weight_problems(weight: QuantityInput | None) -> Problems:
+    """A fair-sharing ``weight`` (Cohort, LocalQueue): a quantity of at least 0 (0 ranks last)."""
+    if weight is None:
+        return []
+    try:
+        if parse_quantity(weight) < 0:
+            return [("weight", "must be greater than or equal to 0")]
+    except (QuantityError, TypeError, ValueError) as exc:
+        return [("weight", str(exc))]
+    return []
+
+
 def build_cluster_queue(
     name: str,
     *,
@@ -80,11 +93,14 @@ def build_cluster_queue(
     namespace_selector: dict[str, Any] | None = None,
     preemption: dict[str, Any] | None = None,
     stop_policy: str | None = None,
+    admission_mode: str | None = None,
 ) -> dict[str, Any]:
     """A ClusterQueue with one resource group over ``flavors`` (in order of preference).
 
     ``namespace_selector`` defaults to ``{}`` (every namespace); ``None`` is not offered because
     Kueue reads a null selector as "no namespace". Quantities are written canonically.
+    ``admission_mode`` ``UsageBasedAdmissionFairSharing``: its LocalQueues take turns by recent
+    usage (admission fair sharing, when the operator's configuration turns it on).
     """
     problems: Problems = [("name", p) for p in is_dns1123_subdomain(name)]
     if cohort is not None:
@@ -93,6 +109,8 @@ def build_cluster_queue(
         problems.append(("queueing_strategy", f"{queueing_strategy!r} must be one of {QUEUEING_STRATEGIES}"))
     if stop_policy is not None and stop_policy not in STOP_POLICIES:
         problems.append(("stop_policy", f"{stop_policy!r} must be one of {STOP_POLICIES}"))
+    if admission_mode is not None and admission_mode not in ADMISSION_MODES:
+        problems.append(("admission_mode", f"{admission_mode!r} must be one of {ADMISSION_MODES}"))
     if not flavors:
         problems.append(("flavors", "must list at least one FlavorQuota"))
     covered: list[str] = []
@@ -119,21 +137,31 @@ def build_cluster_queue(
         spec["preemption"] = dict(preemption)
     if stop_policy is not None:
         spec["stopPolicy"] = stop_policy
+    if admission_mode is not None:
+        spec["admissionScope"] = {"admissionMode": admission_mode}
     return _finish({"apiVersion": KUEUE_API_VERSION, "kind": "ClusterQueue",
                     "metadata": {"name": name}, "spec": spec})
 
 
-def build_local_queue(name: str, namespace: str, cluster_queue: str, default: bool = False) -> dict[str, Any]:
-    """A LocalQueue pointing at ``cluster_queue``; ``default`` marks it the namespace's default queue."""
+def build_local_queue(
+    name: str, namespace: str, cluster_queue: str, default: bool = False, weight: QuantityInput | None = None
+) -> dict[str, Any]:
+    """A LocalQueue pointing at ``cluster_queue``; ``default`` marks it the namespace's default
+    queue; ``weight``: its share under admission fair sharing (Kueue's default 1)."""
     problems: Problems = [("name", p) for p in is_dns1123_subdomain(name)]
     problems += [("namespace", p) for p in is_dns1123_label(namespace)]
     problems += [("cluster_queue", p) for p in is_dns1123_subdomain(cluster_queue)]
+    problems += weight_problems(weight)
     _raise_if("LocalQueue", name, problems)
     metadata: dict[str, Any] = {"name": name, "namespace": namespace}
     if default:
         metadata["annotations"] = {DEFAULT_QUEUE_ANNOTATION: "true"}
-    return _finish({"apiVersion": KUEUE_API_VERSION, "kind": "LocalQueue", "metadata": metadata,
-                    "spec": {"clusterQueue": cluster_queue}})
+    spec: dict[str, Any] = {"clusterQueue": cluster_queue}
+    if weight is not None:
+        spec["fairSharing"] = {"weight": canonical(weight)}
+    return _finish(
+        {"apiVersion": KUEUE_API_VERSION, "kind": "LocalQueue", "metadata": metadata, "spec": spec}
+    )
 
 
 def namespace_default_queue(local_queues: Iterable[dict[str, Any]]) -> str | None:

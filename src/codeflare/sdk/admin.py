@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from codeflare.api.kueue import FlavorQuota
+from codeflare.k8s.quantity import QuantityInput
 from codeflare.kube import kinds
 from codeflare.kube.kinds import Kind
 from codeflare.sdk.client import Client
@@ -48,6 +49,7 @@ def create_cluster_queue(
     queueing_strategy: str = "BestEffortFIFO",
     preemption: dict[str, Any] | None = None,
     namespace_selector: dict[str, Any] | None = None,
+    admission_mode: str | None = None,
     client: Client | None = None,
 ) -> dict[str, Any]:
     from codeflare.api.builders import build_cluster_queue
@@ -59,6 +61,7 @@ def create_cluster_queue(
         queueing_strategy=queueing_strategy,
         preemption=preemption,
         namespace_selector=namespace_selector,
+        admission_mode=admission_mode,
     )
     return _apply(client, kinds.CLUSTER_QUEUE, obj)
 
@@ -69,12 +72,13 @@ def create_local_queue(
     namespace: str | None = None,
     *,
     default: bool = False,
+    weight: QuantityInput | None = None,
     client: Client | None = None,
 ) -> dict[str, Any]:
     from codeflare.api.builders import build_local_queue
 
     client = client or Client.default()
-    queue = build_local_queue(name, namespace or client.namespace, cluster_queue, default)
+    queue = build_local_queue(name, namespace or client.namespace, cluster_queue, default, weight)
     return _apply(client, kinds.LOCAL_QUEUE, queue)
 
 

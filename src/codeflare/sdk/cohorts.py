@@ -13,10 +13,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from codeflare.api.kueue import FlavorQuota, _flavor_entry, _flavor_problems
+from codeflare.api.kueue import FlavorQuota, _flavor_entry, _flavor_problems, weight_problems
 from codeflare.api.validation import ManifestError, Problems, validate_against_crd
 from codeflare.k8s.names import is_dns1123_subdomain
-from codeflare.k8s.quantity import QuantityError, QuantityInput, canonical, parse_quantity
+from codeflare.k8s.quantity import QuantityInput, canonical
 from codeflare.kube import kinds
 from codeflare.sdk.client import Client
 
@@ -39,12 +39,7 @@ def build_cohort(
     for index, flavor in enumerate(flavors or []):
         problems += _flavor_problems(f"flavors[{index}]", flavor)
         covered += [resource for resource in flavor.resources if resource not in covered]
-    if weight is not None:
-        try:
-            if parse_quantity(weight) < 0:
-                problems.append(("weight", "must be greater than or equal to 0"))
-        except (QuantityError, TypeError, ValueError) as exc:
-            problems.append(("weight", str(exc)))
+    problems += weight_problems(weight)
     if problems:
         raise ManifestError("Cohort", name, problems)
     spec: dict[str, Any] = {}

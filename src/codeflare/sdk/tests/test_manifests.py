@@ -196,6 +196,22 @@ def test_cluster_queue_checks_strategy_cohort_and_stop_policy() -> None:
     assert {f for f, _ in caught.value.problems} == {"cohort", "queueing_strategy", "stop_policy"}
 
 
+def test_admission_fair_sharing_fields_are_built_and_checked() -> None:
+    """ClusterQueue ``spec.admissionScope.admissionMode`` and LocalQueue ``spec.fairSharing.weight``
+    (admission fair sharing), checked against the CRD as built."""
+    flavors = [FlavorQuota("a", {"cpu": 1})]
+    cq = build_cluster_queue("cq", flavors=flavors, admission_mode="UsageBasedAdmissionFairSharing")
+    assert cq["spec"]["admissionScope"] == {"admissionMode": "UsageBasedAdmissionFairSharing"}
+    assert "admissionScope" not in build_cluster_queue("cq", flavors=[FlavorQuota("a", {"cpu": 1})])["spec"]
+    assert build_local_queue("lq", "ns", "cq", weight="1.5")["spec"]["fairSharing"] == {"weight": "1500m"}
+    assert "fairSharing" not in build_local_queue("lq", "ns", "cq")["spec"]
+    with pytest.raises(ManifestError) as caught:
+        build_cluster_queue("cq", flavors=[FlavorQuota("a", {"cpu": 1})], admission_mode="UsageBased")
+    assert [f for f, _ in caught.value.problems] == ["admission_mode"]
+    with pytest.raises(ManifestError, match="weight: must be greater than or equal to 0"):
+        build_local_queue("lq", "ns", "cq", weight=-1)
+
+
 def test_local_queue_default_annotation_and_other_admin_objects() -> None:
     assert "annotations" not in build_local_queue("lq", "ns", "cq")["metadata"]
     assert build_local_queue("lq", "ns", "cq", default=True)["metadata"]["annotations"] == {
