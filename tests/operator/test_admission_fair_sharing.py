@@ -9,11 +9,13 @@ instead of starting over. Without the block nothing writes ``status.fairSharing`
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from typing import Any
 
 import pytest
 
+from codeflare.cli.main import main
 from codeflare.k8s.quantity import milli_value
 from codeflare.k8s.timestamps import epoch_seconds
 from codeflare.kube import config, kinds
@@ -91,6 +93,8 @@ def admitted(kube: Kube, name: str) -> bool:
 
 def test_recent_usage_is_written_after_an_admission_and_survives_a_restart(
     afs_plane: tuple[Kube, OperatorProcess],
+    fresh_apiserver: ServerProcess,
+    capsys: pytest.CaptureFixture[str],
 ) -> None:
     kube, operator = afs_plane
     # every LocalQueue gets its (empty) history at its first sample, as in Kueue
@@ -104,6 +108,13 @@ def test_recent_usage_is_written_after_an_admission_and_survives_a_restart(
     wait_for(lambda: admitted(kube, "train"), what="train admitted")
     wait_for(lambda: (recent_usage(kube, "a") or (0, 0))[0] > 0, what="a's consumed CPU")
     assert recent_usage(kube, "b") is not None and recent_usage(kube, "b")[0] == 0  # type: ignore[index]
+    # what `codeflare queue describe` shows of it
+    capsys.readouterr()
+    cli = ["queue", "describe", "a", "-n", NAMESPACE, "--kubeconfig", str(fresh_apiserver.kubeconfig)]
+    assert main([*cli, "-o", "json"]) == 0
+    assert milli_value(json.loads(capsys.readouterr().out)["recent_usage"]["cpu"]) > 0
+    assert main(cli) == 0
+    assert "Recent usage" in capsys.readouterr().out
 
     # the usage keeps growing while train runs; then train ends and the operator restarts
     before = (recent_usage(kube, "a") or (0, 0))[0]

@@ -112,6 +112,9 @@ def _describe(args: argparse.Namespace) -> int:
             ("Pending", data["pending"]),
             ("Admitted", data["admitted"]),
         ])
+        if data["recent_usage"] is not None:  # admission fair sharing's decayed usage of the queue
+            usage = ", ".join(f"{r} {q}" for r, q in sorted(data["recent_usage"].items())) or "none"
+            print_fields([("Recent usage", usage)])
         if data["quota"]:
             print_table("Quota", ("FLAVOR", "RESOURCE", "NOMINAL", "USED"),
                         ([q["flavor"], q["resource"], q["nominal"], q["used"]] for q in data["quota"]))

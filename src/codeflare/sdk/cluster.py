@@ -351,8 +351,10 @@ def list_local_queues(namespace: str | None = None, client: Client | None = None
 def local_queue_summary(lq: dict[str, Any], default: bool | None = None) -> dict[str, Any]:
     """What a user asks of a LocalQueue: its ClusterQueue, whether it is the namespace's default
     (``default``, as :func:`namespace_default_queue` decides over all its queues; when not given,
-    whether it carries the default-queue annotation), its counters."""
+    whether it carries the default-queue annotation), its counters, and under admission fair
+    sharing its recent usage (``consumedResources``; None when the operator samples none)."""
     status = lq.get("status") or {}
+    sampled = (status.get("fairSharing") or {}).get("admissionFairSharingStatus") or {}
     return {
         "name": lq["metadata"]["name"],
         "namespace": lq["metadata"].get("namespace"),
@@ -361,4 +363,5 @@ def local_queue_summary(lq: dict[str, Any], default: bool | None = None) -> dict
         "pending": status.get("pendingWorkloads", 0),
         "admitted": status.get("admittedWorkloads", 0),
         "flavors": [f.get("name") for f in status.get("flavorsUsage") or []],
+        "recent_usage": dict(sampled["consumedResources"]) if "consumedResources" in sampled else None,
     }
