@@ -15,15 +15,21 @@ import copy
 import logging
 import re
 import time
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
 from typing import Any
 
 from kubernetes import client as k8s
+from kubernetes import config as k8s_config
 from kubernetes.client.rest import ApiException
 
 from codeflare.api.kueue_conversion import to_v1beta1, to_v1beta2
 from codeflare.k8s.quantity import Quantity
 from codeflare.operator.queueing.reason_codes import legacy_reason
 from tests.conformance.controller_dsl import Case, Obj, Step
+from tests.support.apiserver import ServerProcess
+from tests.support.control_plane import ThreadedOperator
 from tests.support.polling import wait_for
 
 log = logging.getLogger(__name__)
@@ -322,3 +328,22 @@ def run_case(api: k8s.ApiClient, tag: str, case: Case) -> None:
             log.debug("%s step %d %s took %.2fs", tag, index, step.verb, time.monotonic() - started)
         except AssertionError as exc:
             raise AssertionError(f"{case.source}: step {index} ({step.verb}): {exc}") from None
+
+
+@contextmanager
+def operator_client(apiserver: ServerProcess, operator_config: dict[str, Any]) -> Iterator[k8s.ApiClient]:
+    """An operator (in a thread) with ``operator_config`` on ``apiserver``, and an official client
+    of the server: what a module of cases runs against."""
+    operator = ThreadedOperator(apiserver, operator_config).start()
+    client = k8s_config.new_client_from_config(str(apiserver.kubeconfig))
+    try:
+        yield client
+    finally:
+        client.close()
+        operator.stop()
+
+
+def unlisted(keys: Iterable[str], doc: Path) -> list[str]:
+    """The case keys that ``doc`` does not list as ``- <key>``."""
+    listed = doc.read_text()
+    return [key for key in keys if f"- {key}" not in listed]

@@ -13,12 +13,10 @@ from pathlib import Path
 
 import pytest
 from kubernetes import client as k8s
-from kubernetes import config as k8s_config
 
 from tests.conformance.cases_admission_fairsharing import AFS_CASES
-from tests.conformance.controller_runner import run_case
+from tests.conformance.controller_runner import operator_client, run_case, unlisted
 from tests.support.apiserver import ServerProcess
-from tests.support.control_plane import ThreadedOperator
 
 DOC = Path(__file__).resolve().parents[2] / "docs" / "conformance" / "controllers.md"
 OPERATOR = {
@@ -34,13 +32,8 @@ OPERATOR = {
 
 @pytest.fixture(scope="module")
 def api(apiserver: ServerProcess) -> Iterator[k8s.ApiClient]:
-    operator = ThreadedOperator(apiserver, OPERATOR).start()
-    client = k8s_config.new_client_from_config(str(apiserver.kubeconfig))
-    try:
+    with operator_client(apiserver, OPERATOR) as client:
         yield client
-    finally:
-        client.close()
-        operator.stop()
 
 
 @pytest.mark.parametrize("key", list(AFS_CASES), ids=[f"afs{i:02d}" for i in range(len(AFS_CASES))])
@@ -50,5 +43,4 @@ def test_kueue_admission_fair_sharing_case(api: k8s.ApiClient, key: str) -> None
 
 def test_every_admission_fair_sharing_case_cites_its_source_and_is_listed() -> None:
     assert all(key.startswith("fair_sharing_test.go: ") for key in AFS_CASES)
-    listed = DOC.read_text()
-    assert [key for key in AFS_CASES if f"- {key}" not in listed] == []
+    assert unlisted(AFS_CASES, DOC) == []

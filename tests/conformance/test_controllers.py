@@ -15,12 +15,10 @@ from pathlib import Path
 
 import pytest
 from kubernetes import client as k8s
-from kubernetes import config as k8s_config
 
 from tests.conformance.controller_cases import CASES
-from tests.conformance.controller_runner import run_case
+from tests.conformance.controller_runner import operator_client, run_case, unlisted
 from tests.support.apiserver import ServerProcess
-from tests.support.control_plane import ThreadedOperator
 
 DOC = Path(__file__).resolve().parents[2] / "docs" / "conformance" / "controllers.md"
 OPERATOR = {"queueing": {"backoffTime": "1s", "capacityCheck": False}, "appwrapper": {"enabled": False}}
@@ -28,13 +26,8 @@ OPERATOR = {"queueing": {"backoffTime": "1s", "capacityCheck": False}, "appwrapp
 
 @pytest.fixture(scope="module")
 def api(apiserver: ServerProcess) -> Iterator[k8s.ApiClient]:
-    operator = ThreadedOperator(apiserver, OPERATOR).start()
-    client = k8s_config.new_client_from_config(str(apiserver.kubeconfig))
-    try:
+    with operator_client(apiserver, OPERATOR) as client:
         yield client
-    finally:
-        client.close()
-        operator.stop()
 
 
 @pytest.mark.parametrize("key", list(CASES), ids=[f"c{i:02d}" for i in range(len(CASES))])
@@ -46,5 +39,4 @@ def test_kueue_case(api: k8s.ApiClient, key: str) -> None:
 def test_the_suite_ports_at_least_fifty_cases_each_citing_its_source_and_listed_in_the_docs() -> None:
     assert len(CASES) >= 50
     assert all(".go" in key.split(":")[0] for key in CASES)
-    listed = DOC.read_text()
-    assert [key for key in CASES if f"- {key}" not in listed] == []
+    assert unlisted(CASES, DOC) == []
