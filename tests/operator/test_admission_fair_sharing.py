@@ -26,6 +26,7 @@ from tests.support.control_plane import (
     ensure_namespace,
     install_crds,
     quiet_config,
+    stopping,
     wait_for,
     write_operator_config,
 )
@@ -54,23 +55,15 @@ def start(server: ServerProcess, tmp_path: Any, **sections: Any) -> tuple[Kube, 
 @pytest.fixture
 def afs_plane(fresh_apiserver: ServerProcess, tmp_path: Any) -> Iterator[tuple[Kube, OperatorProcess]]:
     kube, operator = start(fresh_apiserver, tmp_path, queueing={"admissionFairSharing": AFS})
-    try:
+    with stopping(operator, kube):
         yield kube, operator
-    finally:
-        operator.stop()
-        kube.close()
-        print(operator.log()[-4000:])  # shown by pytest when the test fails
 
 
 @pytest.fixture
 def plain_plane(fresh_apiserver: ServerProcess, tmp_path: Any) -> Iterator[tuple[Kube, OperatorProcess]]:
     kube, operator = start(fresh_apiserver, tmp_path)
-    try:
+    with stopping(operator, kube):
         yield kube, operator
-    finally:
-        operator.stop()
-        kube.close()
-        print(operator.log()[-4000:])
 
 
 def lq_status(kube: Kube, name: str) -> dict[str, Any]:

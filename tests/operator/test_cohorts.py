@@ -26,6 +26,7 @@ from tests.support.control_plane import (
     ensure_namespace,
     install_crds,
     quiet_config,
+    stopping,
     wait_for,
     write_operator_config,
 )
@@ -91,12 +92,8 @@ def start(fresh_apiserver: ServerProcess, tmp_path: Any, **sections: Any) -> tup
 @pytest.fixture
 def control_plane(fresh_apiserver: ServerProcess, tmp_path: Any) -> Iterator[tuple[Kube, OperatorProcess]]:
     kube, operator = start(fresh_apiserver, tmp_path)
-    try:
+    with stopping(operator, kube):
         yield kube, operator
-    finally:
-        operator.stop()
-        kube.close()
-        print(operator.log()[-4000:])  # shown by pytest when the test fails
 
 
 @pytest.fixture
@@ -104,12 +101,8 @@ def fair_control_plane(
     fresh_apiserver: ServerProcess, tmp_path: Any
 ) -> Iterator[tuple[Kube, OperatorProcess]]:
     kube, operator = start(fresh_apiserver, tmp_path, queueing={"fairSharing": {"enable": True}})
-    try:
+    with stopping(operator, kube):
         yield kube, operator
-    finally:
-        operator.stop()
-        kube.close()
-        print(operator.log()[-4000:])
 
 
 def _workload(kube: Kube, namespace: str, job: str) -> dict[str, Any] | None:

@@ -25,6 +25,7 @@ from tests.support.control_plane import (
     ensure_namespace,
     install_crds,
     quiet_config,
+    stopping,
     wait_for,
     write_operator_config,
 )
@@ -39,7 +40,7 @@ def control_plane(fresh_apiserver: ServerProcess, tmp_path: Any) -> Iterator[tup
     install_crds(kube)
     write_operator_config(kube, quiet_config())
     operator = OperatorProcess(fresh_apiserver.kubeconfig, tmp_path / "operator.log").start()
-    try:
+    with stopping(operator, kube):
         kube.create(kinds.RESOURCE_FLAVOR, {"metadata": {"name": "default"}, "spec": {}})
         kube.create(kinds.CLUSTER_QUEUE, cluster_queue(NS, "8"))
         ensure_namespace(kube, NS)
@@ -47,10 +48,6 @@ def control_plane(fresh_apiserver: ServerProcess, tmp_path: Any) -> Iterator[tup
             kinds.LOCAL_QUEUE, {"metadata": {"name": "queue", "namespace": NS}, "spec": {"clusterQueue": NS}}
         )
         yield kube, operator
-    finally:
-        operator.stop()
-        kube.close()
-        print(operator.log()[-4000:])  # shown by pytest when the test fails
 
 
 def _limited(name: str, seconds: int) -> dict[str, Any]:

@@ -40,6 +40,7 @@ from tests.support.control_plane import (
     OperatorProcess,
     ensure_namespace,
     quiet_config,
+    stopping,
     wait_for,
     write_operator_config,
 )
@@ -126,15 +127,6 @@ def cluster(apiserver: ServerProcess, tmp_path_factory: pytest.TempPathFactory) 
         yield made
     finally:
         made.admin.close()
-
-
-@contextlib.contextmanager
-def running(operator: OperatorProcess) -> Iterator[OperatorProcess]:
-    try:
-        yield operator
-    finally:
-        operator.stop()
-        print(operator.log()[-4000:])  # shown by pytest when the test fails
 
 
 class SimThread:
@@ -257,7 +249,7 @@ def test_full_flow_as_the_service_account(cluster: Cluster) -> None:
         "renewDeadline": "3s",
         "retryPeriod": "500ms",
     }
-    with running(cluster.start_operator("full", full_config(leaderElection=leader))) as operator:
+    with stopping(cluster.start_operator("full", full_config(leaderElection=leader))) as operator:
         wait_for(lambda: admin.find(MUTATING, CONFIGURATION_NAME), timeout=60, what="webhooks registered")
         queue_for(admin, "team-a", "4", cohort="research")
         queue_for(admin, "team-b", "4", cohort="research", preemption={"reclaimWithinCohort": "Any"})
@@ -323,13 +315,13 @@ def test_without_workload_status_update_nothing_is_admitted(cluster: Cluster) ->
     queue_for(admin, ns, "10")
     with (
         cluster.without("ClusterRole", "kueue.x-k8s.io", "workloads/status", "update"),
-        running(cluster.start_operator("no-status", quiet_config())) as operator,
+        stopping(cluster.start_operator("no-status", quiet_config())) as operator,
     ):
         admin.create(kinds.RAYCLUSTER, raycluster("c", ns, "1", "1"))
         wait_for(lambda: _workload(admin, ns, "c"), what="Workload created")
         wait_for(lambda: forbidden_lines(operator), what="a 403 in the operator log")
         assert _admitted_in(admin, ns, "c") is None and not _running(admin, ns, "c")
-    with running(cluster.start_operator("status-back", quiet_config())):
+    with stopping(cluster.start_operator("status-back", quiet_config())):
         wait_for(lambda: _running(admin, ns, "c"), what="admitted once the rule is back")
 
 
@@ -339,13 +331,13 @@ def test_without_raycluster_update_admitted_clusters_stay_suspended(cluster: Clu
     queue_for(admin, ns, "10")
     with (
         cluster.without("ClusterRole", "ray.io", "rayclusters", "update"),
-        running(cluster.start_operator("no-update", quiet_config())) as operator,
+        stopping(cluster.start_operator("no-update", quiet_config())) as operator,
     ):
         admin.create(kinds.RAYCLUSTER, raycluster("c", ns, "1", "1"))
         wait_for(lambda: _admitted_in(admin, ns, "c") == ns, what="Workload admitted")
         wait_for(lambda: forbidden_lines(operator), what="a 403 in the operator log")
         assert not _running(admin, ns, "c")
-    with running(cluster.start_operator("update-back", quiet_config())):
+    with stopping(cluster.start_operator("update-back", quiet_config())):
         wait_for(lambda: _running(admin, ns, "c"), what="unsuspended once the rule is back")
 
 
@@ -359,7 +351,7 @@ def test_without_lease_update_the_leader_loses_its_lease(cluster: Cluster) -> No
     }
     with cluster.without("Role", "coordination.k8s.io", "leases", "update"):
         operator = cluster.start_operator("no-lease-update", quiet_config(leaderElection=leader))
-        with running(operator):
+        with stopping(operator):
             assert operator.wait_exit(60) == EXIT_LOST_LEASE  # it took the Lease (create), never renewed it
             assert forbidden_lines(operator)
 
@@ -371,7 +363,7 @@ def test_without_secret_create_no_ca_secret(cluster: Cluster) -> None:
     del rc["metadata"]["labels"][QUEUE_LABEL]
     with (
         cluster.without("ClusterRole", "", "secrets", "create"),
-        running(cluster.start_operator("no-secrets", quiet_config())) as operator,
+        stopping(cluster.start_operator("no-secrets", quiet_config())) as operator,
     ):
         admin.create(kinds.RAYCLUSTER, rc)
         wait_for(lambda: len(admin.list(kinds.NETWORK_POLICY, ns)) == 2, what="NetworkPolicies")
@@ -395,7 +387,7 @@ def test_without_subject_access_reviews_appwrappers_are_refused(cluster: Cluster
 
     with (
         cluster.without("ClusterRole", "authorization.k8s.io", "subjectaccessreviews", "create"),
-        running(cluster.start_operator("no-sar", overrides)),
+        stopping(cluster.start_operator("no-sar", overrides)),
     ):
         message = wait_for(refusal, timeout=60, what="the AppWrapper webhook refusing")
         assert "SubjectAccessReview could not be made" in message, message

@@ -24,6 +24,7 @@ from tests.support.control_plane import (
     ensure_namespace,
     install_crds,
     quiet_config,
+    stopping,
     wait_for,
     write_operator_config,
 )
@@ -79,12 +80,8 @@ def control_plane(fresh_apiserver: ServerProcess, tmp_path: Any) -> Iterator[tup
     install_crds(kube)
     write_operator_config(kube, quiet_config())
     operator = OperatorProcess(fresh_apiserver.kubeconfig, tmp_path / "operator.log").start()
-    try:
+    with stopping(operator, kube):
         yield kube, operator
-    finally:
-        operator.stop()
-        kube.close()
-        print(operator.log()[-4000:])  # shown by pytest when the test fails
 
 
 def _workload(kube: Kube, namespace: str, job: str) -> dict[str, Any] | None:

@@ -17,6 +17,7 @@ import subprocess
 import threading
 import urllib.error
 import urllib.request
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -34,6 +35,19 @@ from tests.support.child_process import ChildProcess, spawn_cli, terminate
 from tests.support.polling import wait_for as wait_for  # re-exported: the one polling helper
 
 OPERATOR_NAMESPACE = "codeflare-system"
+
+
+@contextlib.contextmanager
+def stopping(operator: OperatorProcess, *clients: Kube) -> Iterator[OperatorProcess]:
+    """Stops ``operator`` and closes ``clients`` when the block ends, then prints the tail of the
+    operator's log (which pytest shows when the test fails)."""
+    try:
+        yield operator
+    finally:
+        operator.stop()
+        for client in clients:
+            client.close()
+        print(operator.log()[-4000:])
 
 
 def install_crds(kube: Kube) -> None:
@@ -97,8 +111,15 @@ class OperatorProcess(ChildProcess):
     def start(self) -> OperatorProcess:
         verbose = ["-" + "v" * self.verbosity] if self.verbosity else []
         self.proc = spawn_cli(
-            [*verbose, "operator", "--kubeconfig", str(self.kubeconfig), "--namespace", self.namespace,
-             *self.extra_args],
+            [
+                *verbose,
+                "operator",
+                "--kubeconfig",
+                str(self.kubeconfig),
+                "--namespace",
+                self.namespace,
+                *self.extra_args,
+            ],
             self.log_path,
         )
         return self
