@@ -9,6 +9,7 @@ instead of starting over. Without the block nothing writes ``status.fairSharing`
 
 from __future__ import annotations
 
+import contextlib
 import json
 from collections.abc import Iterator
 from typing import Any
@@ -18,17 +19,14 @@ import pytest
 from codeflare.cli.main import main
 from codeflare.k8s.quantity import milli_value
 from codeflare.k8s.timestamps import epoch_seconds
-from codeflare.kube import config, kinds
+from codeflare.kube import kinds
 from codeflare.kube.client import Kube
 from tests.support.apiserver import ServerProcess
 from tests.support.control_plane import (
     OperatorProcess,
     ensure_namespace,
-    install_crds,
-    quiet_config,
-    stopping,
+    operator_plane,
     wait_for,
-    write_operator_config,
 )
 from tests.support.queue_objects import cluster_queue, local_queue, workload
 
@@ -37,33 +35,29 @@ NAMESPACE = "team"
 AFS = {"usageHalfLifeTime": "10s", "usageSamplingInterval": "1s"}
 
 
-def start(server: ServerProcess, tmp_path: Any, **sections: Any) -> tuple[Kube, OperatorProcess]:
-    kube = Kube(config.from_kubeconfig(server.kubeconfig))
-    install_crds(kube)
-    write_operator_config(kube, quiet_config(**sections))
-    operator = OperatorProcess(server.kubeconfig, tmp_path / "operator.log").start()
-    kube.create(kinds.RESOURCE_FLAVOR, {"metadata": {"name": "default"}, "spec": {}})
-    queue = cluster_queue("cq", "4")
-    queue["spec"]["admissionScope"] = {"admissionMode": "UsageBasedAdmissionFairSharing"}
-    kube.create(kinds.CLUSTER_QUEUE, queue)
-    ensure_namespace(kube, NAMESPACE)
-    for name in ("a", "b"):
-        kube.create(kinds.LOCAL_QUEUE, local_queue(name, NAMESPACE, "cq"))
-    return kube, operator
+@contextlib.contextmanager
+def plane(server: ServerProcess, tmp_path: Any, **sections: Any) -> Iterator[tuple[Kube, OperatorProcess]]:
+    """The operator with ``sections``, ClusterQueue "cq" (4 CPUs, usage-based) and LocalQueues a, b."""
+    with operator_plane(server, tmp_path / "operator.log", **sections) as (kube, operator):
+        queue = cluster_queue("cq", "4")
+        queue["spec"]["admissionScope"] = {"admissionMode": "UsageBasedAdmissionFairSharing"}
+        kube.create(kinds.CLUSTER_QUEUE, queue)
+        ensure_namespace(kube, NAMESPACE)
+        for name in ("a", "b"):
+            kube.create(kinds.LOCAL_QUEUE, local_queue(name, NAMESPACE, "cq"))
+        yield kube, operator
 
 
 @pytest.fixture
 def afs_plane(fresh_apiserver: ServerProcess, tmp_path: Any) -> Iterator[tuple[Kube, OperatorProcess]]:
-    kube, operator = start(fresh_apiserver, tmp_path, queueing={"admissionFairSharing": AFS})
-    with stopping(operator, kube):
-        yield kube, operator
+    with plane(fresh_apiserver, tmp_path, queueing={"admissionFairSharing": AFS}) as made:
+        yield made
 
 
 @pytest.fixture
 def plain_plane(fresh_apiserver: ServerProcess, tmp_path: Any) -> Iterator[tuple[Kube, OperatorProcess]]:
-    kube, operator = start(fresh_apiserver, tmp_path)
-    with stopping(operator, kube):
-        yield kube, operator
+    with plane(fresh_apiserver, tmp_path) as made:
+        yield made
 
 
 def lq_status(kube: Kube, name: str) -> dict[str, Any]:

@@ -16,7 +16,7 @@ import pytest
 
 from codeflare.api.kueue import FlavorQuota
 from codeflare.api.kueue_validation import cohort_errors
-from codeflare.kube import config, kinds
+from codeflare.kube import kinds
 from codeflare.kube.client import Kube
 from codeflare.operator.config import ConfigError, OperatorConfig
 from codeflare.sdk import Client, create_cohort
@@ -24,11 +24,8 @@ from tests.support.apiserver import ServerProcess
 from tests.support.control_plane import (
     OperatorProcess,
     ensure_namespace,
-    install_crds,
-    quiet_config,
-    stopping,
+    operator_plane,
     wait_for,
-    write_operator_config,
 )
 
 QUEUE = "kueue.x-k8s.io/queue-name"
@@ -80,29 +77,20 @@ def raycluster(name: str, namespace: str, cpu_each: str, priority_class: str | N
     }
 
 
-def start(fresh_apiserver: ServerProcess, tmp_path: Any, **sections: Any) -> tuple[Kube, OperatorProcess]:
-    kube = Kube(config.from_kubeconfig(fresh_apiserver.kubeconfig))
-    install_crds(kube)
-    write_operator_config(kube, quiet_config(**sections))
-    operator = OperatorProcess(fresh_apiserver.kubeconfig, tmp_path / "operator.log").start()
-    kube.create(kinds.RESOURCE_FLAVOR, {"metadata": {"name": "default"}, "spec": {}})
-    return kube, operator
-
-
 @pytest.fixture
 def control_plane(fresh_apiserver: ServerProcess, tmp_path: Any) -> Iterator[tuple[Kube, OperatorProcess]]:
-    kube, operator = start(fresh_apiserver, tmp_path)
-    with stopping(operator, kube):
-        yield kube, operator
+    with operator_plane(fresh_apiserver, tmp_path / "operator.log") as plane:
+        yield plane
 
 
 @pytest.fixture
 def fair_control_plane(
     fresh_apiserver: ServerProcess, tmp_path: Any
 ) -> Iterator[tuple[Kube, OperatorProcess]]:
-    kube, operator = start(fresh_apiserver, tmp_path, queueing={"fairSharing": {"enable": True}})
-    with stopping(operator, kube):
-        yield kube, operator
+    with operator_plane(
+        fresh_apiserver, tmp_path / "operator.log", queueing={"fairSharing": {"enable": True}}
+    ) as plane:
+        yield plane
 
 
 def _workload(kube: Kube, namespace: str, job: str) -> dict[str, Any] | None:

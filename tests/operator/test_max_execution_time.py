@@ -16,18 +16,15 @@ import pytest
 
 from codeflare.k8s.conditions import find_condition
 from codeflare.k8s.constants import MAX_EXEC_TIME_LABEL
-from codeflare.kube import config, kinds
+from codeflare.kube import kinds
 from codeflare.kube.client import Kube
 from tests.operator.test_queueing import _admitted_in, _running, _workload, cluster_queue, raycluster
 from tests.support.apiserver import ServerProcess
 from tests.support.control_plane import (
     OperatorProcess,
     ensure_namespace,
-    install_crds,
-    quiet_config,
-    stopping,
+    operator_plane,
     wait_for,
-    write_operator_config,
 )
 
 NS = "team-a"
@@ -36,12 +33,7 @@ MAXIMUM = 2
 
 @pytest.fixture
 def control_plane(fresh_apiserver: ServerProcess, tmp_path: Any) -> Iterator[tuple[Kube, OperatorProcess]]:
-    kube = Kube(config.from_kubeconfig(fresh_apiserver.kubeconfig))
-    install_crds(kube)
-    write_operator_config(kube, quiet_config())
-    operator = OperatorProcess(fresh_apiserver.kubeconfig, tmp_path / "operator.log").start()
-    with stopping(operator, kube):
-        kube.create(kinds.RESOURCE_FLAVOR, {"metadata": {"name": "default"}, "spec": {}})
+    with operator_plane(fresh_apiserver, tmp_path / "operator.log") as (kube, operator):
         kube.create(kinds.CLUSTER_QUEUE, cluster_queue(NS, "8"))
         ensure_namespace(kube, NS)
         kube.create(

@@ -23,8 +23,8 @@ from tests.support.control_plane import (
     OperatorProcess,
     ensure_namespace,
     install_crds,
+    operator_plane,
     quiet_config,
-    stopping,
     wait_for,
     write_operator_config,
 )
@@ -76,12 +76,8 @@ def cluster_queue(name: str, cpu: str, **spec: Any) -> dict[str, Any]:
 
 @pytest.fixture
 def control_plane(fresh_apiserver: ServerProcess, tmp_path: Any) -> Iterator[tuple[Kube, OperatorProcess]]:
-    kube = Kube(config.from_kubeconfig(fresh_apiserver.kubeconfig))
-    install_crds(kube)
-    write_operator_config(kube, quiet_config())
-    operator = OperatorProcess(fresh_apiserver.kubeconfig, tmp_path / "operator.log").start()
-    with stopping(operator, kube):
-        yield kube, operator
+    with operator_plane(fresh_apiserver, tmp_path / "operator.log", flavor=False) as plane:
+        yield plane
 
 
 def _workload(kube: Kube, namespace: str, job: str) -> dict[str, Any] | None:

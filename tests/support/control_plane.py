@@ -50,6 +50,23 @@ def stopping(operator: OperatorProcess, *clients: Kube) -> Iterator[OperatorProc
         print(operator.log()[-4000:])
 
 
+@contextlib.contextmanager
+def operator_plane(
+    server: ServerProcess, log: Path, *, flavor: bool = True, **sections: Any
+) -> Iterator[tuple[Kube, OperatorProcess]]:
+    """The CRDs installed and the operator's ConfigMap written (``quiet_config(**sections)``) on
+    ``server``, the operator started as a process logging to ``log``, and (``flavor``) the
+    "default" ResourceFlavor created; everything stopped (:func:`stopping`) when the block ends."""
+    kube = Kube(from_kubeconfig(server.kubeconfig))
+    install_crds(kube)
+    write_operator_config(kube, quiet_config(**sections))
+    operator = OperatorProcess(server.kubeconfig, log).start()
+    with stopping(operator, kube):
+        if flavor:
+            kube.create(kinds.RESOURCE_FLAVOR, {"metadata": {"name": "default"}, "spec": {}})
+        yield kube, operator
+
+
 def install_crds(kube: Kube) -> None:
     for crd in load_crds():
         with contextlib.suppress(errors.AlreadyExists):
