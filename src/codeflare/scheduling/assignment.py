@@ -248,6 +248,33 @@ def assign_flavors(
     return out
 
 
+def refit(ctx: AssignmentContext, compiled: CompiledQueue, assignment: Assignment) -> Assignment | None:
+    """What :func:`assign_flavors` would give again for the fitting ``assignment`` it made in
+    ``compiled``, when since then the book only took charges (nothing released, no quota or flavor
+    changed) and each resource group has one flavor and nodes are not checked: the flavors are
+    the same, so only whether the usage still fits and how far it borrows are read again. None
+    when that is not enough to say (the full assignment is needed): a cohort's candidates are
+    otherwise assigned again after every admission of the round before theirs.
+
+    Exact because a fitting assignment grades every resource by the fast path of
+    :func:`_best_flavor`, and both that test and ``borrowing_level`` grow with the value: the
+    totals over pod sets decide what each pod set's running value decided."""
+    if assignment.mode != FIT or ctx.capacity is not None or not compiled.one_flavor:
+        return None
+    book, name = ctx.book, compiled.spec.name
+    own = book.usage.get(name, {})
+    borrows, level = False, 0
+    for fr, value in assignment.usage.items():
+        if value > book.available(name, fr):
+            return None
+        if own.get(fr, 0) + value > compiled.nominal[fr]:
+            borrows = True
+            level = max(level, book.borrowing_level(name, fr, value))
+    out = Assignment(name, FIT, borrows, level, assignment.pod_sets, assignment.usage)
+    out.workload = assignment.workload
+    return out
+
+
 def _best_flavor(
     ctx: AssignmentContext, compiled: CompiledQueue, group: int, requests: list[tuple[str, int]],
     placement: Placement | None, out: Assignment, oracle: PreemptionOracle | None,

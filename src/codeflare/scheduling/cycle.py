@@ -25,6 +25,7 @@ from codeflare.scheduling.assignment import (
     Assignment,
     PreemptionOracle,
     assign_flavors,
+    refit,
 )
 from codeflare.scheduling.fairsharing import Contender, fair_preemption, fair_winner
 from codeflare.scheduling.model import Admission
@@ -44,7 +45,8 @@ class _Entry:
     cls: ShapeClass
     order: OrderKey
     assignment: Assignment
-    version: int
+    version: int  # the scope's change and freed generations when the assignment was made
+    freed: int
     strict: bool
 
 
@@ -142,7 +144,7 @@ def _candidate(state: EngineState, name: str, now: float, result: SchedulingResu
             continue
         assignment = _assign(state, name, order[2], cls, result)
         if assignment.mode != NO_FIT:
-            return _Entry(name, cls, order, assignment, book.change_generation(scope), strict)
+            return _Entry(name, cls, order, assignment, book.change_generation(scope), generation, strict)
         _park(state, name, cls, order, _assignment_reason(assignment), now, result, strict)
     return None
 
@@ -197,7 +199,12 @@ def _process(
     name = entry.cluster_queue
     scope = book.scope(name)
     if state.capacity_check or book.change_generation(scope) != entry.version:
-        entry.assignment = _assign(state, name, entry.order[2], entry.cls, result)
+        again = None
+        if book.freed_generation(scope) == entry.freed:  # only admissions since: often the same
+            again = refit(state.cache.ctx, state.cache.compiled(name), entry.assignment)
+        if again is None:
+            again = _assign(state, name, entry.order[2], entry.cls, result)
+        entry.assignment = again
     key = entry.order[2]
     if entry.assignment.mode == FIT:
         needs = entry.assignment.usage.keys()

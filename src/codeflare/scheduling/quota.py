@@ -114,6 +114,7 @@ class CompiledQueue:
     parent: CohortNode | None = None  # None without cohort, or while the tree has a cycle
     scope: str = ""  # "cohort:<root>" in a tree, else "cq:<name>" (see QuotaBook.scope)
     cycle: str | None = None  # why the queue is inactive: its cohort tree has a cycle
+    one_flavor: bool = False  # every resource group lists a single flavor: no choice to assign
 
     @classmethod
     def compile(cls, spec: ClusterQueue) -> CompiledQueue:
@@ -124,6 +125,7 @@ class CompiledQueue:
             out.groups.append((group.covered_resources, tuple(f.name for f in group.flavors)))
             for resource in group.covered_resources:
                 out.group_of.setdefault(resource, index)
+        out.one_flavor = all(len(flavors) == 1 for _, flavors in out.groups)
         for fr, nominal in out.nominal.items():
             lend = lending.get(fr)
             out.guaranteed[fr] = 0 if lend is None else max(0, nominal - lend)
