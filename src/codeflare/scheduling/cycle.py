@@ -68,10 +68,10 @@ def _never_preempts(state: EngineState, compiled: CompiledQueue) -> bool:
     return compiled.parent is None and policy == "Never" and not state.fair_sharing.enable
 
 
-def _assignment_reason(assignment: Assignment) -> PendingInfo:
+def _assignment_reason(state: EngineState, assignment: Assignment) -> PendingInfo:
     if assignment.not_covered is not None:
         return PendingInfo("NotCovered", assignment.not_covered, assignment.cluster_queue)
-    return quota_reason(assignment.shortfalls, assignment.cluster_queue, assignment.mismatches)
+    return quota_reason(assignment.shortfalls, assignment.cluster_queue, assignment.mismatches, state.explain)
 
 
 def _assign(
@@ -145,7 +145,7 @@ def _candidate(state: EngineState, name: str, now: float, result: SchedulingResu
         assignment = _assign(state, name, order[2], cls, result)
         if assignment.mode != NO_FIT:
             return _Entry(name, cls, order, assignment, book.change_generation(scope), generation, strict)
-        _park(state, name, cls, order, _assignment_reason(assignment), now, result, strict)
+        _park(state, name, cls, order, _assignment_reason(state, assignment), now, result, strict)
     return None
 
 
@@ -161,24 +161,33 @@ def _preempt(state: EngineState, entry: _Entry, now: float, result: SchedulingRe
         needed = frozenset(fr for fr, v in usage.items() if v > cache.book.available(name, fr))
         preemptor = Preemptor(compiled, workload.priority, workload.creation_time, dict(usage), needed, key)
         plan = _plan(state, preemptor, result.admissions)
-    base = _assignment_reason(entry.assignment)
+    base = _assignment_reason(state, entry.assignment)
+    explain = state.explain
     if plan.possible:
         manager.nominate(key, cache.scope(name), entry.order, set(usage))
     if plan.victims:
         for victim, reason in plan.victims:
             victim.evicting = reason
-            message = f"preempted to admit {key} in ClusterQueue {name} ({reason})"
+            message = f"preempted to admit {key} in ClusterQueue {name} ({reason})" if explain else ""
             result.preemptions.append(Preempted(victim.key, key, reason, victim.cluster_queue, message))
-        names = ", ".join(v.key for v, _ in plan.victims)
+        names = ", ".join(v.key for v, _ in plan.victims) if explain else ""
         message = (
             f"waiting for {len(plan.victims)} preempted workloads to be evicted ({names}); {base.message}"
+            if explain
+            else ""
         )
         info = PendingInfo("WaitingForPreemption", message, name, base.shortfalls)
     elif plan.waiting:
-        message = f"waiting for {plan.waiting} workloads being evicted to release quota; {base.message}"
+        message = (
+            f"waiting for {plan.waiting} workloads being evicted to release quota; {base.message}"
+            if explain
+            else ""
+        )
         info = PendingInfo("WaitingForPreemption", message, name, base.shortfalls)
-    else:
+    elif explain:
         info = evolved(base, message=f"{base.message}; preemption cannot free enough quota")
+    else:
+        info = base
     _park(state, name, entry.cls, entry.order, info, now, result, entry.strict)
 
 
@@ -210,7 +219,11 @@ def _process(
         needs = entry.assignment.usage.keys()
         holder = None if ranked else state.manager.holder(key, scope, entry.order, needs)
         if holder is not None:
-            message = f"quota is held for {holder}, which is waiting for its preemption victims to be evicted"
+            message = (
+                f"quota is held for {holder}, which is waiting for its preemption victims to be evicted"
+                if state.explain
+                else ""
+            )
             result.pending[key] = PendingInfo("WaitingForPreemption", message, name)
             held.append((name, holder))
             return False
@@ -221,7 +234,7 @@ def _process(
         result.pending.pop(key, None)
         return True
     if entry.assignment.mode == NO_FIT:
-        reason = _assignment_reason(entry.assignment)
+        reason = _assignment_reason(state, entry.assignment)
         _park(state, name, entry.cls, entry.order, reason, now, result, entry.strict)
     else:
         _preempt(state, entry, now, result)

@@ -86,6 +86,17 @@ class AdmissionEngine:
     def capacity_check(self) -> bool:
         return self.state.capacity_check
 
+    @property
+    def explain(self) -> bool:
+        """Whether ``schedule`` words its quota, preemption and hold reasons (on by default). Off,
+        their messages are empty and all else is the same (decisions, kinds, shortfalls, times):
+        for a simulation that reads no words, which then builds none."""
+        return self.state.explain
+
+    @explain.setter
+    def explain(self, on: bool) -> None:
+        self.state.explain = on
+
     # -- resource flavors --------------------------------------------------------------------
     def add_resource_flavor(self, flavor: ResourceFlavor) -> None:
         """Add or replace a ResourceFlavor."""

@@ -281,11 +281,13 @@ def forecast(
 
     ``durations``: workload key -> expected run time in seconds (None: unknown), for the
     admitted ones (counted from their admission) and the pending ones (from their simulated
-    admission). ``engine`` is consumed (pass ``fork(engine)``); ``check`` is called after every
-    simulated moment (tests assert the quota there). ``arrivals``: workloads expected to be submitted
-    later, in order of ``at`` (keys distinct from the existing ones): each is added to the engine at
-    its moment, so what it takes goes before what it overtakes; they get no estimate.
+    admission). ``engine`` is consumed (pass ``fork(engine)``; it is left with ``explain`` off);
+    ``check`` is called after every simulated moment (tests assert the quota there).
+    ``arrivals``: workloads expected to be submitted later, in order of ``at`` (keys distinct from
+    the existing ones): each is added to the engine at its moment, so what it takes goes before
+    what it overtakes; they get no estimate.
     """
+    engine.explain = False  # the simulation reads decisions only: no reason is worded
     keys = sorted(durations)
     pending: set[str] = set()
     if arrivals:

@@ -47,6 +47,9 @@ class EngineState:
     manager: QueueManager = field(default_factory=QueueManager)
     now: float = 0.0
     fair_sharing: FairSharing = field(default_factory=FairSharing)
+    # the cycle words its quota, preemption and hold reasons (off: empty messages, the same
+    # decisions, kinds, shortfalls and times; a forecast's simulation reads no words)
+    explain: bool = True
 
     def __post_init__(self) -> None:
         self.cache = SchedulingCache(self.capacity_check)
