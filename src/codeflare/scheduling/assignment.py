@@ -21,6 +21,7 @@ from codeflare.scheduling.capacity import NodeCapacity
 from codeflare.scheduling.model import Admission, PodSetAssignment, ResourceFlavor
 from codeflare.scheduling.placement import Placement, flavor_mismatch, label_keys
 from codeflare.scheduling.quota import CompiledQueue, FlavorResource, QuotaBook
+from codeflare.scheduling.records import made
 from codeflare.scheduling.results import Shortfall
 
 # grades, worst first (Kueue's preemptionMode): the representative mode of several is the worst
@@ -137,10 +138,10 @@ def _grade_resource(
         return (FIT, -book.borrowing_level(name, fr, value)), None
     view = book.view(name, fr, available)
     maximum = book.potential_available(name, fr)
-    shortfall = Shortfall(
-        "quota", name, fr[0], fr[1], value, view.available,
-        nominal=view.nominal, borrowable=view.borrowable, in_use=view.in_use,
-        maximum=maximum,
+    shortfall = made(
+        Shortfall, kind="quota", cluster_queue=name, flavor=fr[0], resource=fr[1], requested=value,
+        available=view.available, nominal=view.nominal, borrowable=view.borrowable,
+        in_use=view.in_use, nodes=0, allocatable=0, unmanaged=0, maximum=maximum,
     )  # fmt: skip
     if value > maximum or not _may_try_preemption(ctx, compiled, fr, value):
         return (NO_FIT, -1), shortfall

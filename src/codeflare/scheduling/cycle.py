@@ -32,8 +32,9 @@ from codeflare.scheduling.model import Admission
 from codeflare.scheduling.preemption import PreemptionPlan, Preemptor, plan_preemption
 from codeflare.scheduling.queues import OrderKey, ShapeClass
 from codeflare.scheduling.quota import CompiledQueue, FlavorResource
+from codeflare.scheduling.records import evolved
 from codeflare.scheduling.results import PendingInfo, Preempted, SchedulingResult, quota_reason
-from codeflare.scheduling.state import EngineState, evolved
+from codeflare.scheduling.state import EngineState
 
 RecordAdmission = Callable[[str, Admission], None]
 """Charges an admission to the engine's books at once (the cycle goes on against the new usage)."""

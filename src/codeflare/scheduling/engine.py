@@ -37,8 +37,9 @@ from codeflare.scheduling.model import (
     Workload,
 )
 from codeflare.scheduling.placement import placement_of
+from codeflare.scheduling.records import evolved
 from codeflare.scheduling.results import PendingInfo, SchedulingResult
-from codeflare.scheduling.state import EngineState, evolved
+from codeflare.scheduling.state import EngineState
 
 logger = logging.getLogger(__name__)
 

@@ -39,8 +39,8 @@ from codeflare.scheduling.model import (
     ResourceFlavor,
     Workload,
 )
+from codeflare.scheduling.records import evolved, made
 from codeflare.scheduling.results import SchedulingResult
-from codeflare.scheduling.state import evolved
 
 __all__ = ["Arrival", "Estimate", "Forecast", "forecast", "fork", "positions"]
 
@@ -344,5 +344,8 @@ def forecast(
             blockers = tuple(unknown_by_cq.get(cq or "", [])[:MAX_BLOCKERS])
         victims = tuple(sim.preempts.get(key, ())[:MAX_BLOCKERS])
         flavors = sim.flavors.get(key, ())
-        result.estimates[key] = Estimate(key, start, position, cq, blockers, victims, flavors)
+        result.estimates[key] = made(
+            Estimate, key=key, start=start, position=position, cluster_queue=cq,
+            waiting_for=blockers, preempts=victims, flavors=flavors,
+        )  # fmt: skip
     return result

@@ -16,6 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from codeflare.scheduling.model import ClusterQueue, Cohort, ResourceGroup
+from codeflare.scheduling.records import made
 
 FlavorResource = tuple[str, str]
 
@@ -444,7 +445,13 @@ class QuotaBook:
         used = self.usage.get(name, {}).get(fr, 0)
         if available is None:
             available = self.available(name, fr)
-        return QuotaView(nominal, available + used - nominal, used, available)
+        return made(
+            QuotaView,
+            nominal=nominal,
+            borrowable=available + used - nominal,
+            in_use=used,
+            available=available,
+        )
 
     def borrowing(self, name: str, fr: FlavorResource) -> bool:
         """Whether queue ``name`` uses more than its nominal quota of ``fr``."""

@@ -16,6 +16,7 @@ from typing import Any, Literal
 
 from codeflare.k8s.quantity import QuantityError, format_milli, milli_value
 from codeflare.scheduling.model import Admission
+from codeflare.scheduling.records import made
 
 PreemptionReason = Literal[
     "InClusterQueue", "InCohortReclamation", "InCohortReclaimWhileBorrowing", "InCohortFairSharing"
@@ -206,4 +207,7 @@ def quota_reason(
     if words:
         parts = [*(s.message for s in shortfalls), *mismatches]
         message = "; ".join(parts) or f"does not fit in ClusterQueue {cluster_queue}"
-    return PendingInfo(kind, message, cluster_queue, shortfalls)
+    return made(
+        PendingInfo, kind=kind, message=message, cluster_queue=cluster_queue, shortfalls=shortfalls,
+        requeue_at=None,
+    )  # fmt: skip

@@ -1,8 +1,9 @@
 """The short cuts of the forecast's hot path give what the plain constructions give.
 
 ``Assignment.admission`` builds its PodSetAssignments without running their ``__post_init__``,
-``QuotaBook.view`` takes an ``available`` the caller has just read, and ``refit`` re-checks a
-fitting assignment after more usage was charged: each must be equal to what the plain
+``QuotaBook.view`` takes an ``available`` the caller has just read, ``refit`` re-checks a
+fitting assignment after more usage was charged, and views, shortfalls and reasons are made
+without their ``__init__`` (``records.made``): each must be equal to what the plain
 construction, the fresh read or a new flavor assignment gives, for any input.
 """
 
@@ -26,8 +27,9 @@ from codeflare.scheduling.model import (
     ResourceQuota,
 )
 from codeflare.scheduling.quota import QuotaBook
+from codeflare.scheduling.results import quota_reason
 
-from .helpers import cq
+from .helpers import assert_plain, cq
 
 RESOURCES = ("cpu", "memory", "pods")
 usages = st.dictionaries(st.sampled_from(RESOURCES), st.integers(0, 10**12), min_size=1)
@@ -95,6 +97,7 @@ def test_view_with_the_available_just_read_equals_a_fresh_view(
         book.charge(name, {fr: amount}, sign)
         for other in names:
             assert book.view(other, fr, book.available(other, fr)) == book.view(other, fr)
+            assert_plain(book.view(other, fr))
 
 
 def _group(
@@ -166,6 +169,8 @@ def test_refit_after_charges_equals_a_new_flavor_assignment(
     charge(after)
     again = refit(ctx, compiled, first)
     fresh = assign_flavors(ctx, compiled, shape, "w")
+    for record in (*fresh.shortfalls, quota_reason(fresh.shortfalls, "cq-0", fresh.mismatches)):
+        assert_plain(record)  # made without __init__ on the hot path
     if first.mode != FIT or not compiled.one_flavor or fresh.mode != FIT:
         assert again is None
     else:
