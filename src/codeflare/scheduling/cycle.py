@@ -46,8 +46,8 @@ class _Entry:
     cls: ShapeClass
     order: OrderKey
     assignment: Assignment
-    version: int  # the scope's change and freed generations when the assignment was made
-    freed: int
+    version: int  # the scope's change generation when the assignment was made
+    freed: int  # ... and its freed generation (unchanged: only admissions since, see refit)
     strict: bool
 
 
