@@ -22,6 +22,7 @@ from codeflare.scheduling.capacity import NodeCapacity
 from codeflare.scheduling.model import Admission, PodSetAssignment, ResourceFlavor
 from codeflare.scheduling.placement import Placement, flavor_mismatch, label_keys
 from codeflare.scheduling.quota import CompiledQueue, FlavorResource, QuotaBook
+from codeflare.scheduling.records import made
 from codeflare.scheduling.results import Shortfall
 
 # grades, worst first (Kueue's preemptionMode): the representative mode of several is the worst
@@ -139,10 +140,10 @@ def _grade_resource(
         return (FIT, -book.borrowing_level(name, fr, value)), None
     view = book.view(name, fr, available)
     maximum = book.potential_available(name, fr)
-    shortfall = Shortfall(
-        "quota", name, fr[0], fr[1], value, view.available,
-        nominal=view.nominal, borrowable=view.borrowable, in_use=view.in_use,
-        maximum=maximum,
+    shortfall = made(
+        Shortfall, kind="quota", cluster_queue=name, flavor=fr[0], resource=fr[1], requested=value,
+        available=view.available, nominal=view.nominal, borrowable=view.borrowable,
+        in_use=view.in_use, nodes=0, allocatable=0, unmanaged=0, maximum=maximum,
     )  # fmt: skip
     if value > maximum or not _may_try_preemption(ctx, compiled, fr, value):
         return (NO_FIT, -1), shortfall
@@ -247,6 +248,33 @@ def assign_flavors(
         out.pod_sets.append((pod_set_name, chosen, usage, count))  # usage: shared, only read
     if out.mode != FIT:
         out.shortfalls, out.mismatches = tuple(all_shortfalls), tuple(mismatches)
+    return out
+
+
+def refit(ctx: AssignmentContext, compiled: CompiledQueue, assignment: Assignment) -> Assignment | None:
+    """What :func:`assign_flavors` would give again for the fitting ``assignment`` it made in
+    ``compiled``, when since then the book only took charges (nothing released, no quota or flavor
+    changed) and each resource group has one flavor and nodes are not checked: the flavors are
+    the same, so only whether the usage still fits and how far it borrows are read again. None
+    when that is not enough to say (the full assignment is needed): a cohort's candidates are
+    otherwise assigned again after every admission of the round before theirs.
+
+    Exact because a fitting assignment grades every resource by the fast path of
+    :func:`_best_flavor`, and both that test and ``borrowing_level`` grow with the value: the
+    totals over pod sets decide what each pod set's running value decided."""
+    if assignment.mode != FIT or ctx.capacity is not None or not compiled.one_flavor:
+        return None
+    book, name = ctx.book, compiled.spec.name
+    own = book.usage.get(name, {})
+    borrows, level = False, 0
+    for fr, value in assignment.usage.items():
+        if value > book.available(name, fr):
+            return None
+        if own.get(fr, 0) + value > compiled.nominal[fr]:
+            borrows = True
+            level = max(level, book.borrowing_level(name, fr, value))
+    out = Assignment(name, FIT, borrows, level, assignment.pod_sets, assignment.usage)
+    out.workload = assignment.workload
     return out
 
 

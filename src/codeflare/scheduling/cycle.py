@@ -26,14 +26,16 @@ from codeflare.scheduling.assignment import (
     Assignment,
     PreemptionOracle,
     assign_flavors,
+    refit,
 )
 from codeflare.scheduling.fairsharing import Contender, fair_preemption, fair_winner
 from codeflare.scheduling.model import Admission
 from codeflare.scheduling.preemption import PreemptionPlan, Preemptor, plan_preemption
 from codeflare.scheduling.queues import OrderKey, ShapeClass
 from codeflare.scheduling.quota import CompiledQueue, FlavorResource
+from codeflare.scheduling.records import evolved
 from codeflare.scheduling.results import PendingInfo, Preempted, SchedulingResult, quota_reason
-from codeflare.scheduling.state import EngineState, evolved
+from codeflare.scheduling.state import EngineState
 
 RecordAdmission = Callable[[str, Admission], None]
 """Charges an admission to the engine's books at once (the cycle goes on against the new usage)."""
@@ -45,7 +47,8 @@ class _Entry:
     cls: ShapeClass
     order: OrderKey
     assignment: Assignment
-    version: int
+    version: int  # the scope's change generation when the assignment was made
+    freed: int  # ... and its freed generation (unchanged: only admissions since, see refit)
     strict: bool
 
 
@@ -67,10 +70,10 @@ def _never_preempts(state: EngineState, compiled: CompiledQueue) -> bool:
     return compiled.parent is None and policy == "Never" and not state.fair_sharing.enable
 
 
-def _assignment_reason(assignment: Assignment) -> PendingInfo:
+def _assignment_reason(state: EngineState, assignment: Assignment) -> PendingInfo:
     if assignment.not_covered is not None:
         return PendingInfo("NotCovered", assignment.not_covered, assignment.cluster_queue)
-    return quota_reason(assignment.shortfalls, assignment.cluster_queue, assignment.mismatches)
+    return quota_reason(assignment.shortfalls, assignment.cluster_queue, assignment.mismatches, state.explain)
 
 
 def _assign(
@@ -143,8 +146,8 @@ def _candidate(state: EngineState, name: str, now: float, result: SchedulingResu
             continue
         assignment = _assign(state, name, order[2], cls, result)
         if assignment.mode != NO_FIT:
-            return _Entry(name, cls, order, assignment, book.change_generation(scope), strict)
-        _park(state, name, cls, order, _assignment_reason(assignment), now, result, strict)
+            return _Entry(name, cls, order, assignment, book.change_generation(scope), generation, strict)
+        _park(state, name, cls, order, _assignment_reason(state, assignment), now, result, strict)
     return None
 
 
@@ -173,24 +176,33 @@ def _preempt(state: EngineState, entry: _Entry, now: float, result: SchedulingRe
         needed = frozenset(fr for fr, v in usage.items() if v > cache.book.available(name, fr))
         preemptor = Preemptor(compiled, workload.priority, workload.creation_time, dict(usage), needed, key)
         plan = _plan(state, preemptor, result.admissions)
-    base = _assignment_reason(entry.assignment)
+    base = _assignment_reason(state, entry.assignment)
+    explain = state.explain
     if plan.possible:
         manager.nominate(key, cache.scope(name), entry.order, set(usage))
     if plan.victims:
         for victim, reason in plan.victims:
             victim.evicting = reason
-            message = f"preempted to admit {key} in ClusterQueue {name} ({reason})"
+            message = f"preempted to admit {key} in ClusterQueue {name} ({reason})" if explain else ""
             result.preemptions.append(Preempted(victim.key, key, reason, victim.cluster_queue, message))
-        names = ", ".join(v.key for v, _ in plan.victims)
+        names = ", ".join(v.key for v, _ in plan.victims) if explain else ""
         message = (
             f"waiting for {len(plan.victims)} preempted workloads to be evicted ({names}); {base.message}"
+            if explain
+            else ""
         )
         info = PendingInfo("WaitingForPreemption", message, name, base.shortfalls)
     elif plan.waiting:
-        message = f"waiting for {plan.waiting} workloads being evicted to release quota; {base.message}"
+        message = (
+            f"waiting for {plan.waiting} workloads being evicted to release quota; {base.message}"
+            if explain
+            else ""
+        )
         info = PendingInfo("WaitingForPreemption", message, name, base.shortfalls)
-    else:
+    elif explain:
         info = evolved(base, message=f"{base.message}; preemption cannot free enough quota")
+    else:
+        info = base
     _park(state, name, entry.cls, entry.order, info, now, result, entry.strict)
 
 
@@ -211,13 +223,22 @@ def _process(
     name = entry.cluster_queue
     scope = book.scope(name)
     if state.capacity_check or book.change_generation(scope) != entry.version:
-        entry.assignment = _assign(state, name, entry.order[2], entry.cls, result)
+        again = None
+        if book.freed_generation(scope) == entry.freed:  # only admissions since: often the same
+            again = refit(state.cache.ctx, state.cache.compiled(name), entry.assignment)
+        if again is None:
+            again = _assign(state, name, entry.order[2], entry.cls, result)
+        entry.assignment = again
     key = entry.order[2]
     if entry.assignment.mode == FIT:
         needs = entry.assignment.usage.keys()
         holder = None if ranked else state.manager.holder(key, scope, entry.order, needs)
         if holder is not None:
-            message = f"quota is held for {holder}, which is waiting for its preemption victims to be evicted"
+            message = (
+                f"quota is held for {holder}, which is waiting for its preemption victims to be evicted"
+                if state.explain
+                else ""
+            )
             result.pending[key] = PendingInfo("WaitingForPreemption", message, name)
             held.append((name, holder))
             return False
@@ -228,7 +249,7 @@ def _process(
         result.pending.pop(key, None)
         return True
     if entry.assignment.mode == NO_FIT:
-        reason = _assignment_reason(entry.assignment)
+        reason = _assignment_reason(state, entry.assignment)
         _park(state, name, entry.cls, entry.order, reason, now, result, entry.strict)
     else:
         _preempt(state, entry, now, result)

@@ -40,8 +40,9 @@ from codeflare.scheduling.model import (
     Workload,
 )
 from codeflare.scheduling.placement import placement_of
+from codeflare.scheduling.records import evolved
 from codeflare.scheduling.results import PendingInfo, SchedulingResult
-from codeflare.scheduling.state import EngineState, evolved
+from codeflare.scheduling.state import EngineState
 
 logger = logging.getLogger(__name__)
 
@@ -92,6 +93,17 @@ class AdmissionEngine:
     @property
     def capacity_check(self) -> bool:
         return self.state.capacity_check
+
+    @property
+    def explain(self) -> bool:
+        """Whether ``schedule`` words its quota, preemption and hold reasons (on by default). Off,
+        their messages are empty and all else is the same (decisions, kinds, shortfalls, times):
+        for a simulation that reads no words, which then builds none."""
+        return self.state.explain
+
+    @explain.setter
+    def explain(self, on: bool) -> None:
+        self.state.explain = on
 
     # -- resource flavors --------------------------------------------------------------------
     def add_resource_flavor(self, flavor: ResourceFlavor) -> None:

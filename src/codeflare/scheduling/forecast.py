@@ -41,8 +41,8 @@ from codeflare.scheduling.model import (
     ResourceFlavor,
     Workload,
 )
+from codeflare.scheduling.records import evolved, made
 from codeflare.scheduling.results import SchedulingResult
-from codeflare.scheduling.state import evolved
 
 __all__ = ["Arrival", "Estimate", "Forecast", "forecast", "fork", "positions"]
 
@@ -283,11 +283,13 @@ def forecast(
 
     ``durations``: workload key -> expected run time in seconds (None: unknown), for the
     admitted ones (counted from their admission) and the pending ones (from their simulated
-    admission). ``engine`` is consumed (pass ``fork(engine)``); ``check`` is called after every
-    simulated moment (tests assert the quota there). ``arrivals``: workloads expected to be submitted
-    later, in order of ``at`` (keys distinct from the existing ones): each is added to the engine at
-    its moment, so what it takes goes before what it overtakes; they get no estimate.
+    admission). ``engine`` is consumed (pass ``fork(engine)``; it is left with ``explain`` off);
+    ``check`` is called after every simulated moment (tests assert the quota there).
+    ``arrivals``: workloads expected to be submitted later, in order of ``at`` (keys distinct from
+    the existing ones): each is added to the engine at its moment, so what it takes goes before
+    what it overtakes; they get no estimate.
     """
+    engine.explain = False  # the simulation reads decisions only: no reason is worded
     keys = sorted(durations)
     pending: set[str] = set()
     if arrivals:
@@ -345,5 +347,8 @@ def forecast(
             blockers = tuple(unknown_by_cq.get(cq or "", [])[:MAX_BLOCKERS])
         victims = tuple(sim.preempts.get(key, ())[:MAX_BLOCKERS])
         flavors = sim.flavors.get(key, ())
-        result.estimates[key] = Estimate(key, start, position, cq, blockers, victims, flavors)
+        result.estimates[key] = made(
+            Estimate, key=key, start=start, position=position, cluster_queue=cq,
+            waiting_for=blockers, preempts=victims, flavors=flavors,
+        )  # fmt: skip
     return result

@@ -16,6 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from codeflare.scheduling.model import ClusterQueue, Cohort, ResourceGroup
+from codeflare.scheduling.records import made
 
 FlavorResource = tuple[str, str]
 
@@ -114,6 +115,7 @@ class CompiledQueue:
     parent: CohortNode | None = None  # None without cohort, or while the tree has a cycle
     scope: str = ""  # "cohort:<root>" in a tree, else "cq:<name>" (see QuotaBook.scope)
     cycle: str | None = None  # why the queue is inactive: its cohort tree has a cycle
+    one_flavor: bool = False  # every resource group lists a single flavor: no choice to assign
 
     @classmethod
     def compile(cls, spec: ClusterQueue) -> CompiledQueue:
@@ -124,6 +126,7 @@ class CompiledQueue:
             out.groups.append((group.covered_resources, tuple(f.name for f in group.flavors)))
             for resource in group.covered_resources:
                 out.group_of.setdefault(resource, index)
+        out.one_flavor = all(len(flavors) == 1 for _, flavors in out.groups)
         for fr, nominal in out.nominal.items():
             lend = lending.get(fr)
             out.guaranteed[fr] = 0 if lend is None else max(0, nominal - lend)
@@ -442,7 +445,13 @@ class QuotaBook:
         used = self.usage.get(name, {}).get(fr, 0)
         if available is None:
             available = self.available(name, fr)
-        return QuotaView(nominal, available + used - nominal, used, available)
+        return made(
+            QuotaView,
+            nominal=nominal,
+            borrowable=available + used - nominal,
+            in_use=used,
+            available=available,
+        )
 
     def borrowing(self, name: str, fr: FlavorResource) -> bool:
         """Whether queue ``name`` uses more than its nominal quota of ``fr``."""

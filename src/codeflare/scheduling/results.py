@@ -16,6 +16,7 @@ from typing import Any, Literal
 
 from codeflare.k8s.quantity import QuantityError, format_milli, milli_value
 from codeflare.scheduling.model import Admission
+from codeflare.scheduling.records import made
 
 PreemptionReason = Literal[
     "InClusterQueue", "InCohortReclamation", "InCohortReclaimWhileBorrowing", "InCohortFairSharing"
@@ -187,10 +188,14 @@ class SchedulingResult:
 
 
 def quota_reason(
-    shortfalls: tuple[Shortfall, ...], cluster_queue: str, mismatches: tuple[str, ...] = ()
+    shortfalls: tuple[Shortfall, ...],
+    cluster_queue: str,
+    mismatches: tuple[str, ...] = (),
+    words: bool = True,
 ) -> PendingInfo:
     """A pending reason made of shortfalls (capacity-only when no quota is short) and of the
-    flavors skipped for taints or node affinity."""
+    flavors skipped for taints or node affinity; without ``words``, its message is empty (for
+    an engine that does not explain, see ``AdmissionEngine.explain``)."""
     kind: PendingKind = (
         "CapacityShortfall"
         if shortfalls and all(s.kind == "capacity" for s in shortfalls)
@@ -198,6 +203,11 @@ def quota_reason(
     )
     if not shortfalls and mismatches:
         kind = "NoMatchingFlavor"
-    parts = [*(s.message for s in shortfalls), *mismatches]
-    message = "; ".join(parts) or f"does not fit in ClusterQueue {cluster_queue}"
-    return PendingInfo(kind, message, cluster_queue, shortfalls)
+    message = ""
+    if words:
+        parts = [*(s.message for s in shortfalls), *mismatches]
+        message = "; ".join(parts) or f"does not fit in ClusterQueue {cluster_queue}"
+    return made(
+        PendingInfo, kind=kind, message=message, cluster_queue=cluster_queue, shortfalls=shortfalls,
+        requeue_at=None,
+    )  # fmt: skip

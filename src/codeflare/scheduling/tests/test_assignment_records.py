@@ -1,8 +1,10 @@
 """The short cuts of the forecast's hot path give what the plain constructions give.
 
 ``Assignment.admission`` builds its PodSetAssignments without running their ``__post_init__``,
-and ``QuotaBook.view`` takes an ``available`` the caller has just read: both must be equal to
-what the plain construction or the fresh read gives, for any input.
+``QuotaBook.view`` takes an ``available`` the caller has just read, ``refit`` re-checks a
+fitting assignment after more usage was charged, and views, shortfalls and reasons are made
+without their ``__init__`` (``records.made``): each must be equal to what the plain
+construction, the fresh read or a new flavor assignment gives, for any input.
 """
 
 from __future__ import annotations
@@ -13,11 +15,21 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from codeflare.k8s.quantity import Quantity
-from codeflare.scheduling.assignment import Assignment
-from codeflare.scheduling.model import Admission, Cohort, PodSetAssignment
+from codeflare.scheduling.assignment import FIT, Assignment, AssignmentContext, assign_flavors, refit
+from codeflare.scheduling.model import (
+    Admission,
+    ClusterQueue,
+    Cohort,
+    FlavorQuotas,
+    PodSetAssignment,
+    ResourceFlavor,
+    ResourceGroup,
+    ResourceQuota,
+)
 from codeflare.scheduling.quota import QuotaBook
+from codeflare.scheduling.results import quota_reason
 
-from .helpers import cq
+from .helpers import assert_plain, cq
 
 RESOURCES = ("cpu", "memory", "pods")
 usages = st.dictionaries(st.sampled_from(RESOURCES), st.integers(0, 10**12), min_size=1)
@@ -85,3 +97,81 @@ def test_view_with_the_available_just_read_equals_a_fresh_view(
         book.charge(name, {fr: amount}, sign)
         for other in names:
             assert book.view(other, fr, book.available(other, fr)) == book.view(other, fr)
+            assert_plain(book.view(other, fr))
+
+
+def _group(
+    resources: tuple[str, ...], flavors: tuple[str, ...], nominal: int, borrow: int | None = None
+) -> ResourceGroup:
+    limit = None if borrow is None else str(borrow)
+    quotas = tuple(ResourceQuota(r, str(nominal), limit) for r in resources)
+    return ResourceGroup(resources, tuple(FlavorQuotas(f, quotas) for f in flavors))
+
+
+def _refit_queue(index: int, nominal: int, borrow: int | None, two_flavors: bool, pods: bool) -> ClusterQueue:
+    """A queue of a resource group per resource (cpu, memory, and pods when covered), one flavor
+    each unless ``two_flavors`` (then refit must leave the choice to the full assignment)."""
+    groups = [
+        _group(("cpu",), ("a", "c") if two_flavors else ("a",), nominal, borrow),
+        _group(("memory",), ("b",), nominal, borrow),
+    ]
+    if pods:
+        groups.append(_group(("pods",), ("b",), nominal, borrow))
+    return ClusterQueue(f"cq-{index}", tuple(groups), cohort="left" if index % 2 else "root")
+
+
+refit_queues = st.lists(
+    st.tuples(st.integers(0, 8), st.one_of(st.none(), st.integers(0, 4)), st.booleans()),
+    min_size=2,
+    max_size=4,
+)
+refit_shape = st.lists(
+    st.tuples(st.integers(1, 3), st.integers(0, 3000), st.integers(0, 3000)), min_size=1, max_size=3
+)
+refit_charges = st.lists(
+    st.tuples(st.integers(0, 3), st.integers(0, 3000), st.integers(0, 3000)), max_size=12
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    refit_queues, st.booleans(), st.integers(0, 12), st.booleans(), refit_shape, refit_charges, refit_charges
+)
+def test_refit_after_charges_equals_a_new_flavor_assignment(
+    queues: list[tuple[int, int | None, bool]], nested: bool, pool: int, pods: bool,
+    shape_sets: list[tuple[int, int, int]], before: list[tuple[int, int, int]],
+    after: list[tuple[int, int, int]],
+) -> None:  # fmt: skip
+    book = QuotaBook()
+    if nested:
+        book.set_cohort(Cohort("left", parent="root"), "left")
+    if pool:  # a shared pool at the root, to borrow from
+        pooled = (_group(("cpu",), ("a",), pool), _group(("memory",), ("b",), pool))
+        book.set_cohort(Cohort("root", None, pooled), "root")
+    names = []
+    for i, (nominal, borrow, two) in enumerate(queues):
+        name = f"cq-{i}"
+        book.set_queue(_refit_queue(i, nominal, borrow, two and i == 0, pods), name)
+        names.append(name)
+    ctx = AssignmentContext(book, {f: ResourceFlavor(f) for f in "abc"})
+
+    def charge(charges: list[tuple[int, int, int]]) -> None:
+        for index, cpu, memory in charges:
+            book.charge(names[index % len(names)], {("a", "cpu"): cpu, ("b", "memory"): memory})
+
+    shape = tuple(
+        (f"ps{i}", count, tuple((r, v) for r, v in (("cpu", cpu), ("memory", memory)) if v), None)
+        for i, (count, cpu, memory) in enumerate(shape_sets)
+    )
+    compiled = book.queues["cq-0"]
+    charge(before)
+    first = assign_flavors(ctx, compiled, shape, "w")
+    charge(after)
+    again = refit(ctx, compiled, first)
+    fresh = assign_flavors(ctx, compiled, shape, "w")
+    for record in (*fresh.shortfalls, quota_reason(fresh.shortfalls, "cq-0", fresh.mismatches)):
+        assert_plain(record)  # made without __init__ on the hot path
+    if first.mode != FIT or not compiled.one_flavor or fresh.mode != FIT:
+        assert again is None
+    else:
+        assert again == fresh

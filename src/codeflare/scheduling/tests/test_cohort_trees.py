@@ -11,7 +11,7 @@ quota by an admission.
 
 from __future__ import annotations
 
-from dataclasses import replace
+from dataclasses import dataclass, replace
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -30,6 +30,7 @@ from codeflare.scheduling import (
     ResourceQuota,
     Workload,
 )
+from codeflare.scheduling.results import SchedulingResult
 
 
 def _groups(cpu: str | None, borrow: str | None = None, lend: str | None = None) -> tuple[ResourceGroup, ...]:
@@ -253,34 +254,41 @@ def _tree_sums(
     return roots, totals
 
 
-@settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(
-    st.lists(cohort_specs, min_size=4, max_size=4),
-    st.lists(queue_specs, min_size=4, max_size=4),
-    ops,
-    st.booleans(),
-)
-def test_quota_is_never_exceeded_through_any_cohort_tree(
-    cohort_list: list[tuple], queue_list: list[tuple], operations: list[tuple], fair: bool
-) -> None:
+def _build(cohort_list: list[tuple], queue_list: list[tuple], fair: bool) -> Tree:
+    """An engine with the random tree, and the specs the sums are computed from."""
     engine = _engine(fair)
-    cohorts = {COHORTS[i]: _cohort(i, spec) for i, spec in enumerate(cohort_list)}
-    cqs = {f"q{i}": _cq(i, spec) for i, spec in enumerate(queue_list)}
-    for spec in cohorts.values():
+    tree = Tree(
+        engine,
+        {f"q{i}": _cq(i, spec) for i, spec in enumerate(queue_list)},
+        {COHORTS[i]: _cohort(i, spec) for i, spec in enumerate(cohort_list)},
+    )
+    for spec in tree.cohorts.values():
         engine.add_cohort(spec)
-    for name, spec in cqs.items():
+    for name, spec in tree.cqs.items():
         engine.add_cluster_queue(spec)
         engine.add_local_queue(LocalQueue("ns", name, name))
-    serial, now, evict = 0, 0.0, []
-    for op in operations:
+    return tree
+
+
+@dataclass
+class Tree:
+    """An engine driven by the random operations, with the specs it was given."""
+
+    engine: AdmissionEngine
+    cqs: dict[str, ClusterQueue]
+    cohorts: dict[str, Cohort]
+    serial: int = 0
+
+    def apply(self, op: tuple, now: float, evict: list[str]) -> None:
+        """Requeue the victims of the last cycle (``evict``), then carry out ``op``."""
+        engine, cqs, cohorts = self.engine, self.cqs, self.cohorts
         for key in evict:
             wl = engine.workload(key)
             if wl is not None and wl.admission is not None:
                 engine.update_workload(replace(wl, admission=None))
-        evict = []
         if op[0] == "arrive":
-            serial += 1
-            _submit(engine, f"w{serial}", f"q{op[1]}", op[2], now, op[3])
+            self.serial += 1
+            _submit(engine, f"w{self.serial}", f"q{op[1]}", op[2], now, op[3])
         elif op[0] == "finish":
             admitted = sorted(k for k in engine.state.cache.admitted)
             if admitted:
@@ -294,6 +302,27 @@ def test_quota_is_never_exceeded_through_any_cohort_tree(
         elif op[0] == "drop":
             cohorts.pop(COHORTS[op[1]], None)
             engine.remove_cohort(COHORTS[op[1]])
+
+
+trees = (
+    st.lists(cohort_specs, min_size=4, max_size=4),
+    st.lists(queue_specs, min_size=4, max_size=4),
+    ops,
+    st.booleans(),
+)
+
+
+@settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(*trees)
+def test_quota_is_never_exceeded_through_any_cohort_tree(
+    cohort_list: list[tuple], queue_list: list[tuple], operations: list[tuple], fair: bool
+) -> None:
+    tree = _build(cohort_list, queue_list, fair)
+    engine, cqs, cohorts = tree.engine, tree.cqs, tree.cohorts
+    now, evict = 0.0, []
+    for op in operations:
+        tree.apply(op, now, evict)
+        evict = []
         before = set(engine.quota_violations())
         result = engine.schedule(now)
         assert set(engine.quota_violations()) <= before
@@ -312,6 +341,46 @@ def test_quota_is_never_exceeded_through_any_cohort_tree(
             elif quotas[0].borrowing_limit is not None:
                 assert usage[q] <= cap + quotas[0].borrowing_limit.milli
         evict.extend(p.victim for p in result.preemptions)
+        now += 1.0
+
+
+def _wordless(result: SchedulingResult) -> SchedulingResult:
+    """The result with the messages of its pending reasons and preemptions left out."""
+    return replace(
+        result,
+        pending={k: replace(info, message="") for k, info in result.pending.items()},
+        preemptions=[replace(p, message="") for p in result.preemptions],
+    )
+
+
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(*trees)
+def test_an_engine_that_does_not_explain_decides_and_reasons_the_same_without_words(
+    cohort_list: list[tuple], queue_list: list[tuple], operations: list[tuple], fair: bool
+) -> None:
+    """``explain`` off (as a forecast runs) changes only the words: the same admissions,
+    preemptions, evictions, reason kinds, shortfalls and times, cycle after cycle."""
+    told, quiet = _build(cohort_list, queue_list, fair), _build(cohort_list, queue_list, fair)
+    quiet.engine.explain = False
+    now, evict = 0.0, []
+    for op in operations:
+        told.apply(op, now, evict)
+        quiet.apply(op, now, evict)
+        worded, unworded = told.engine.schedule(now), quiet.engine.schedule(now)
+        assert _wordless(worded) == _wordless(unworded)
+        said = [p.message for p in unworded.preemptions]
+        said += [
+            i.message
+            for i in unworded.pending.values()
+            if i.kind in ("QuotaShortfall", "WaitingForPreemption")
+        ]
+        assert not any(said)
+        for key in sorted(told.engine.state.cache.workloads):
+            reason, quiet_reason = told.engine.pending_reason(key), quiet.engine.pending_reason(key)
+            assert (reason and replace(reason, message="")) == (
+                quiet_reason and replace(quiet_reason, message="")
+            )
+        evict = [p.victim for p in worded.preemptions]
         now += 1.0
 
 

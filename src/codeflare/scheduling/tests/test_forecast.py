@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 
 from codeflare.scheduling import AdmissionEngine, Preemption
 from codeflare.scheduling.forecast import Arrival, forecast, fork
-from codeflare.scheduling.tests.helpers import cq, engine_with, wl
+from codeflare.scheduling.tests.helpers import assert_plain, cq, engine_with, wl
 
 SETTINGS = settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
@@ -39,6 +39,8 @@ def test_waits_behind_known_durations_in_order() -> None:
     assert result.estimates["ns/run2"].start == 150.0
     assert result.estimates["ns/run2"].position == 1
     assert engine.admission("ns/run1") is None  # the forecast ran on a copy
+    for estimate in result.estimates.values():
+        assert_plain(estimate)
 
 
 def test_unknown_duration_ahead_means_no_bound() -> None:
