@@ -12,7 +12,7 @@ import math
 from collections.abc import Sequence
 from dataclasses import replace
 
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from codeflare.scheduling import AdmissionEngine, Preemption
@@ -281,6 +281,15 @@ def test_fork_shares_frozen_values_and_nothing_mutable() -> None:
     early=st.lists(workload_spec, max_size=8),
     late=st.lists(workload_spec, max_size=10),
 )
+# found by hypothesis: in a cohort the round of preemptions carried out 0.42 s later lets w5 (known
+# run time, waiting behind workloads of unknown run time in the exact forecast: no bound) in at
+# 41 s, ahead of w2 (lower priority), which then starts at 48 s instead of 40 s
+@example(
+    quotas=[(0, None), (5, None), (1, None)],
+    cohort=True,
+    early=[("lq-a", 1, 0, None)] * 3 + [("lq-b", 1, 0, None), ("lq-b", 4, 0, 16)],
+    late=[("lq-a", 3, 1, 7), ("lq-b", 2, 0, 25), ("lq-b", 1, 0, 15), ("lq-b", 2, 0, 9)],
+)
 def test_property_rounding_and_deferred_preemption_stay_within_the_resolution(
     quotas: list[tuple[int, int | None]],
     cohort: bool,
@@ -288,10 +297,17 @@ def test_property_rounding_and_deferred_preemption_stay_within_the_resolution(
     late: list[tuple[str, int, int, int | None]],
 ) -> None:
     """With preemption on: releasing ends per step and carrying out a round of preemptions at the
-    next moment (both within the resolution) keeps every bounded estimate near the exact one."""
+    next moment (both within the resolution) keeps every bounded estimate near the exact one, as
+    long as the two forecasts make the same decisions. When they do not (another workload gets a
+    bound: the later round let it in first, see the example), the estimates behind it move by its
+    run time, which no resolution bounds: such inputs are outside this property (the quota and
+    "never before now" still hold there, checked by the property above for any resolution)."""
     engine, durations = scenario(quotas, cohort, True, early, late)
     exact = forecast(fork(engine), 10.0, durations, resolution=0.0, min_step=0.0)
     rounded = forecast(fork(engine), 10.0, durations, resolution=0.02, min_step=0.0)
+    bounded = {k for k, e in exact.estimates.items() if e.start is not None}
+    if bounded != {k for k, e in rounded.estimates.items() if e.start is not None}:
+        return  # different decisions: outside what the resolution bounds (quota: the property above)
     for key, estimate in exact.estimates.items():
         got = rounded.estimates[key].start
         if estimate.start is None or got is None:
