@@ -8,7 +8,7 @@ one-pod AppWrappers (default 1,000) and measures, from the client's creation tim
 process's CPU time and peak RSS. Everything shares this machine's cores (server, operator,
 simulators and this client). Writes the "operator" section of benchmarks/RESULTS.md.
 
-Usage: python -m benchmarks.operator_bench [--count N] [--no-write]
+Usage: python -m benchmarks.operator_bench [--count N] [--qps Q --burst B] [--no-write]
 """
 
 from __future__ import annotations
@@ -139,7 +139,7 @@ async def _drive(
     return {"start": start, "cpu": cpu, "rss": peak_rss / 2**20}
 
 
-def run(count: int) -> str:
+def run(count: int, client_connection: dict[str, float] | None = None) -> str:
     with tempfile.TemporaryDirectory() as tmp:
         server = ServerProcess(Path(tmp) / "server").start()
         operator: OperatorProcess | None = None
@@ -157,6 +157,7 @@ def run(count: int) -> str:
                     "health": {"bindAddress": "0"},
                     "queueing": {"capacityCheck": False},
                     "instascale": {"enabled": False},
+                    **({"clientConnection": client_connection} if client_connection else {}),
                 },
             )
             kube.close()
@@ -171,10 +172,15 @@ def run(count: int) -> str:
             if operator is not None:
                 operator.stop()
             server.stop()
-    return report(count, timeline, measured)
+    return report(count, timeline, measured, client_connection)
 
 
-def report(count: int, timeline: Timeline, measured: dict[str, float]) -> str:
+def report(
+    count: int,
+    timeline: Timeline,
+    measured: dict[str, float],
+    client_connection: dict[str, float] | None = None,
+) -> str:
     start = measured["start"]
     admit = [timeline.admitted[k] - t for k, t in timeline.created.items() if k in timeline.admitted]
     done = [timeline.succeeded[k] - t for k, t in timeline.created.items() if k in timeline.succeeded]
@@ -190,7 +196,13 @@ def report(count: int, timeline: Timeline, measured: dict[str, float]) -> str:
         f"End to end through the embedded API server: {count} AppWrappers (one 100m-CPU pod each) across "
         f"{QUEUES} queues with room for all, created 16 at a time by one client; one kubelet simulator per "
         "namespace (0.25 s steps: a pod runs on one step and succeeds on the next). Server, operator, "
-        "simulators and client share this machine's cores.",
+        "simulators and client share this machine's cores. The operator's clientConnection: "
+        + (
+            ", ".join(f"{k} {v:g}" for k, v in client_connection.items())
+            if client_connection
+            else "its defaults (qps 50, burst 100)"
+        )
+        + ".",
         "",
         "| measure | value | target / anchor |",
         "|---|---|---|",
@@ -211,9 +223,16 @@ def report(count: int, timeline: Timeline, measured: dict[str, float]) -> str:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument("--count", type=int, default=1000)
+    parser.add_argument(
+        "--qps", type=float, help="the operator's clientConnection.qps (default: its own, 50)"
+    )
+    parser.add_argument(
+        "--burst", type=int, help="the operator's clientConnection.burst (default: its own, 100)"
+    )
     parser.add_argument("--no-write", action="store_true", help="print only; leave RESULTS.md alone")
     args = parser.parse_args()
-    markdown = run(args.count)
+    limits = {k: v for k, v in (("qps", args.qps), ("burst", args.burst)) if v is not None}
+    markdown = run(args.count, limits or None)
     print(markdown)
     if not args.no_write:
         write_section("operator", markdown)
