@@ -124,6 +124,19 @@ def _may_try_preemption(
     return value <= compiled.nominal[fr] or bwc or fair
 
 
+def quota_shortfall(
+    book: QuotaBook, name: str, fr: FlavorResource, value: int, available: int, maximum: int
+) -> Shortfall:
+    """The quota shortfall of ``value`` of ``fr`` in queue ``name``, which has ``available`` now
+    and ``maximum`` were nothing used."""
+    view = book.view(name, fr, available)
+    return made(
+        Shortfall, kind="quota", cluster_queue=name, flavor=fr[0], resource=fr[1], requested=value,
+        available=view.available, nominal=view.nominal, borrowable=view.borrowable,
+        in_use=view.in_use, nodes=0, allocatable=0, unmanaged=0, maximum=maximum,
+    )  # fmt: skip
+
+
 def _grade_resource(
     ctx: AssignmentContext, compiled: CompiledQueue, fr: FlavorResource, value: int,
     workload: str | None, oracle: PreemptionOracle | None,
@@ -138,13 +151,8 @@ def _grade_resource(
         if lack is not None:
             return (NO_FIT, -1), lack
         return (FIT, -book.borrowing_level(name, fr, value)), None
-    view = book.view(name, fr, available)
     maximum = book.potential_available(name, fr)
-    shortfall = made(
-        Shortfall, kind="quota", cluster_queue=name, flavor=fr[0], resource=fr[1], requested=value,
-        available=view.available, nominal=view.nominal, borrowable=view.borrowable,
-        in_use=view.in_use, nodes=0, allocatable=0, unmanaged=0, maximum=maximum,
-    )  # fmt: skip
+    shortfall = quota_shortfall(book, name, fr, value, available, maximum)
     if value > maximum or not _may_try_preemption(ctx, compiled, fr, value):
         return (NO_FIT, -1), shortfall
     if oracle is None:
@@ -325,3 +333,56 @@ def _best_flavor(
             best = (grade, flavor, borrows)
             break
     return best
+
+
+@dataclass(frozen=True, eq=False)
+class Regrade:
+    """What decided a one-flavor queue's assignment that neither fits nor is ruled out (it could
+    preempt): each resource's running value in assignment order, and whether it fitted. Every
+    other input of its grades is the queue's and the flavors' configuration (``generation``), so
+    while each value fits or not as it did, :func:`assign_flavors` would grade it the same and
+    only its shortfalls, read afresh (:func:`regraded`), differ. No node capacity is involved."""
+
+    generation: int
+    steps: tuple[tuple[FlavorResource, int, bool], ...]
+    usage: dict[FlavorResource, int]  # the assignment's, only read
+
+
+def regrade_of(
+    ctx: AssignmentContext, compiled: CompiledQueue, shape: Shape, assignment: Assignment, generation: int
+) -> Regrade | None:
+    """The :class:`Regrade` of ``assignment`` (just made by :func:`assign_flavors` for ``shape``,
+    configuration ``generation``), or None where flavors are chosen or nodes checked. (A one-flavor
+    assignment that is not ruled out skipped no flavor: it has no mismatches.)"""
+    if ctx.capacity is not None or not compiled.one_flavor or assignment.mode in (FIT, NO_FIT):
+        return None
+    book, name = ctx.book, compiled.spec.name
+    running: dict[FlavorResource, int] = {}
+    steps: list[tuple[FlavorResource, int, bool]] = []
+    for _, _, _, groups, _, _ in _layout(ctx, compiled, shape):
+        for group, requests in groups:
+            flavor = compiled.groups[group][1][0]
+            for resource, amount in requests:
+                fr = (flavor, resource)
+                value = running[fr] = running.get(fr, 0) + amount
+                steps.append((fr, value, value <= book.available(name, fr)))
+    return Regrade(generation, tuple(steps), assignment.usage)
+
+
+def regraded(
+    ctx: AssignmentContext, compiled: CompiledQueue, regrade: Regrade, generation: int
+) -> tuple[Shortfall, ...] | None:
+    """The shortfalls :func:`assign_flavors` would give now for the assignment ``regrade``
+    describes, when it would grade it the same (the same configuration, which fixes the most the
+    queue can ever hold, and each value fitting or not as it did); else None: assign it again."""
+    if regrade.generation != generation:
+        return None
+    book, name = ctx.book, compiled.spec.name
+    out: list[Shortfall] = []
+    for fr, value, fitted in regrade.steps:
+        available = book.available(name, fr)
+        if (value <= available) != fitted:
+            return None
+        if not fitted:
+            out.append(quota_shortfall(book, name, fr, value, available, book.potential_available(name, fr)))
+    return tuple(out)

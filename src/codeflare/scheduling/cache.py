@@ -59,12 +59,16 @@ class SchedulingCache:
     admitted_by_cq: dict[str, dict[str, AdmittedWorkload]] = field(default_factory=dict)
     to_evict: dict[str, Eviction] = field(default_factory=dict)
     ctx: AssignmentContext = field(init=False)
+    # counts changes of flavors, nodes, ClusterQueues and Cohorts (what flavor assignment reads
+    # besides usage): a class's assignment remembered under another generation is made again
+    config_generation: int = 0
 
     def __post_init__(self) -> None:
         self.ctx = AssignmentContext(self.book, self.flavors, self.nodes if self.capacity_check else None)
 
     # -- flavors, nodes, cluster queues ------------------------------------------------------
     def set_flavor(self, name: str, flavor: ResourceFlavor | None) -> None:
+        self.config_generation += 1
         if flavor is None:
             self.flavors.pop(name, None)
         else:
@@ -72,10 +76,12 @@ class SchedulingCache:
         self.nodes.invalidate()
 
     def set_node(self, name: str, node: Node | None) -> None:
+        self.config_generation += 1
         self.nodes.set_node(name, node)
 
     def set_cluster_queue(self, name: str, spec: ClusterQueue | None) -> set[str]:
         """Install, replace or drop a ClusterQueue; returns the scopes whose quota changed."""
+        self.config_generation += 1
         if spec is None:
             self.cqs.pop(name, None)
         else:
@@ -84,6 +90,7 @@ class SchedulingCache:
 
     def set_cohort(self, name: str, spec: Cohort | None) -> set[str]:
         """Install, replace or drop a Cohort object; returns the scopes whose quota changed."""
+        self.config_generation += 1
         return self.book.set_cohort(spec, name)
 
     def cluster_queue(self, name: str) -> ClusterQueue | None:

@@ -27,10 +27,12 @@ from codeflare.scheduling.assignment import (
     PreemptionOracle,
     assign_flavors,
     refit,
+    regrade_of,
+    regraded,
 )
 from codeflare.scheduling.fairsharing import Contender, fair_preemption, fair_winner
 from codeflare.scheduling.model import Admission
-from codeflare.scheduling.preemption import PreemptionPlan, Preemptor, plan_preemption
+from codeflare.scheduling.preemption import PreemptionPlan, Preemptor, finds_no_candidates, plan_preemption
 from codeflare.scheduling.queues import OrderKey, ShapeClass
 from codeflare.scheduling.quota import CompiledQueue, FlavorResource
 from codeflare.scheduling.records import evolved
@@ -60,14 +62,6 @@ def _plan(state: EngineState, preemptor: Preemptor, exclude: Collection[str]) ->
         admitted = cache.scope_admitted(preemptor.compiled.spec.name, exclude)
         return fair_preemption(cache.ctx, preemptor, admitted, fair.preemption_strategies)
     return plan_preemption(cache.ctx, preemptor, cache.admitted_by_cq, exclude)
-
-
-def _never_preempts(state: EngineState, compiled: CompiledQueue) -> bool:
-    """Whether no plan of this queue can have candidates: no cohort to reclaim from and no
-    preemption within the queue (classical preemption); answered before building a preemptor, as
-    most heads of a full independent queue are sent to the preemption step."""
-    policy = compiled.spec.preemption.within_cluster_queue
-    return compiled.parent is None and policy == "Never" and not state.fair_sharing.enable
 
 
 def _assignment_reason(state: EngineState, assignment: Assignment) -> PendingInfo:
@@ -118,7 +112,15 @@ def _park(
         queue.hold(order[2], now)
 
 
-def _candidate(state: EngineState, name: str, now: float, result: SchedulingResult) -> _Entry | None:
+def _candidate(
+    state: EngineState, name: str, now: float, result: SchedulingResult, spent: list[str]
+) -> _Entry | None:
+    """The queue's candidate of this round: its best head that may be admitted or preempt for.
+    Heads that cannot fit are parked on the way. A head that could fit only by preempting where
+    no plan can find candidates is parked here as well, and its queue's turn in this round is
+    spent (appended to ``spent`` unless StrictFIFO, as :func:`_process` would have it go on):
+    the same outcome as processing it, without building its entry and plan, and while its
+    resources fit or not as they did, without assigning it again (:class:`Regrade`)."""
     queue = state.manager.queue(name)
     if queue is None or not queue.shape_of:  # empty
         return None
@@ -127,8 +129,9 @@ def _candidate(state: EngineState, name: str, now: float, result: SchedulingResu
         for order, _ in queue.heads():
             result.pending[order[2]] = blocked
         return None
-    book = state.cache.book
-    compiled = state.cache.compiled(name)
+    cache = state.cache
+    book = cache.book
+    compiled = cache.compiled(name)
     scope = book.scope(name)
     generation = book.freed_generation(scope)
     strict = compiled.spec.queueing_strategy == "StrictFIFO"
@@ -144,11 +147,40 @@ def _candidate(state: EngineState, name: str, now: float, result: SchedulingResu
         parked = cls.parked_generation  # parked, not woken since and backing off: skipped
         if parked is not None and parked == generation and now < cls.retry_at:
             continue
+        if cls.regrade is not None:
+            shortfalls = regraded(cache.ctx, compiled, cls.regrade, cache.config_generation)
+            if shortfalls is not None and _unplannable(state, compiled, cls.regrade.usage):
+                base = quota_reason(shortfalls, name, (), state.explain)
+                _park(state, name, cls, order, _no_plan_reason(state, base), now, result, strict)
+                if not strict:
+                    spent.append(name)
+                return None
         assignment = _assign(state, name, order[2], cls, result)
-        if assignment.mode != NO_FIT:
-            return _Entry(name, cls, order, assignment, book.change_generation(scope), generation, strict)
-        _park(state, name, cls, order, _assignment_reason(state, assignment), now, result, strict)
+        cls.regrade = None
+        if assignment.mode == NO_FIT:
+            _park(state, name, cls, order, _assignment_reason(state, assignment), now, result, strict)
+            continue
+        if assignment.mode != FIT and _unplannable(state, compiled, assignment.usage):
+            cls.regrade = regrade_of(cache.ctx, compiled, cls.shape, assignment, cache.config_generation)
+            base = _assignment_reason(state, assignment)
+            _park(state, name, cls, order, _no_plan_reason(state, base), now, result, strict)
+            if not strict:
+                spent.append(name)
+            return None
+        return _Entry(name, cls, order, assignment, book.change_generation(scope), generation, strict)
     return None
+
+
+def _unplannable(state: EngineState, compiled: CompiledQueue, usage: dict[FlavorResource, int]) -> bool:
+    """Whether every preemption plan for ``usage`` in the queue is empty whatever is admitted."""
+    return not state.fair_sharing.enable and finds_no_candidates(state.cache.book, compiled, usage)
+
+
+def _no_plan_reason(state: EngineState, base: PendingInfo) -> PendingInfo:
+    """The reason of a head that needs preemption when no plan finds anything to preempt."""
+    if not state.explain:
+        return base
+    return evolved(base, message=f"{base.message}; preemption cannot free enough quota")
 
 
 def _with_sticky(
@@ -170,12 +202,9 @@ def _preempt(state: EngineState, entry: _Entry, now: float, result: SchedulingRe
     workload = cache.workloads[key]
     usage = entry.assignment.usage
     compiled = cache.compiled(name)
-    if _never_preempts(state, compiled):
-        plan = PreemptionPlan()
-    else:
-        needed = frozenset(fr for fr, v in usage.items() if v > cache.book.available(name, fr))
-        preemptor = Preemptor(compiled, workload.priority, workload.creation_time, dict(usage), needed, key)
-        plan = _plan(state, preemptor, result.admissions)
+    needed = frozenset(fr for fr, v in usage.items() if v > cache.book.available(name, fr))
+    preemptor = Preemptor(compiled, workload.priority, workload.creation_time, dict(usage), needed, key)
+    plan = _plan(state, preemptor, result.admissions)
     base = _assignment_reason(state, entry.assignment)
     explain = state.explain
     if plan.possible:
@@ -199,10 +228,8 @@ def _preempt(state: EngineState, entry: _Entry, now: float, result: SchedulingRe
             else ""
         )
         info = PendingInfo("WaitingForPreemption", message, name, base.shortfalls)
-    elif explain:
-        info = evolved(base, message=f"{base.message}; preemption cannot free enough quota")
     else:
-        info = base
+        info = _no_plan_reason(state, base)
     _park(state, name, entry.cls, entry.order, info, now, result, entry.strict)
 
 
@@ -263,13 +290,15 @@ def run_cycle(state: EngineState, now: float, result: SchedulingResult, record: 
     names = manager.take_woken(now)
     held: list[tuple[str, str]] = []
     while names:
-        entries = [e for e in (_candidate(state, n, now, result) for n in names) if e is not None]
+        spent: list[str] = []
+        entries = [e for e in (_candidate(state, n, now, result, spent) for n in names) if e is not None]
         # preemptors whose victims are gone go first, so that others do not take the freed quota
         entries.sort(key=lambda e: (not manager.is_nominated(e.order[2]), e.assignment.level, e.order))
         if state.fair_sharing.enable:
             going_on = _fair_round(state, entries, now, result, held, record)
         else:
             going_on = {e.cluster_queue for e in entries if _process(state, e, now, result, held, record)}
+        going_on.update(spent)
         # a queue held back for a preemptor that has been admitted since may go on
         going_on.update(name for name, holder in held if not manager.is_nominated(holder))
         held = [(name, holder) for name, holder in held if manager.is_nominated(holder)]

@@ -336,6 +336,26 @@ def plan_preemption(
     return _plan(ctx, preemptor, admitted, levels)
 
 
+def finds_no_candidates(
+    book: QuotaBook, compiled: CompiledQueue, usage: Mapping[FlavorResource, int]
+) -> bool:
+    """Whether every classical plan for ``usage`` in ``compiled`` is empty whatever is admitted,
+    as the quota book stands (the exits of :func:`plan_preemption` that read no workload and
+    hold for every priority): no preemption within the queue, and no cohort to reclaim from, no
+    reclaim, or a one-level cohort the queue may not preempt in while borrowing whose nominal
+    quota the request does not fit in. Not for fair sharing, which plans otherwise."""
+    policy = compiled.spec.preemption
+    if policy.within_cluster_queue != "Never":
+        return False
+    parent = compiled.parent
+    if parent is None or policy.reclaim_within_cohort == "Never":
+        return True
+    if parent.parent is not None or policy.borrow_within_cohort.policy != "Never":
+        return False
+    own = book.usage.get(compiled.spec.name, {})
+    return any(own.get(fr, 0) + v > compiled.nominal.get(fr, 0) for fr, v in usage.items())
+
+
 def _under_nominal(book: QuotaBook, preemptor: Preemptor) -> bool:
     """Whether the preemptor's queue uses less than its nominal quota of every resource it needs."""
     compiled = preemptor.compiled

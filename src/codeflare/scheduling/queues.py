@@ -15,7 +15,7 @@ from collections.abc import Hashable
 from dataclasses import dataclass, field
 
 from codeflare.scheduling.afs import LocalQueueKey, UsageLedger
-from codeflare.scheduling.assignment import Shape
+from codeflare.scheduling.assignment import Regrade, Shape
 from codeflare.scheduling.results import PendingInfo
 
 OrderKey = tuple[int, float, str]
@@ -40,6 +40,8 @@ class ShapeClass:
     retry_at: float = 0.0
     info: PendingInfo | None = None
     local_queue: LocalQueueKey | None = None  # in a queue ranked by admission fair sharing
+    # the cycle's last evaluation, when it could neither admit the head nor preempt for it
+    regrade: Regrade | None = None
 
     def push(self, key: str, order: OrderKey) -> None:
         self.members[key] = order

@@ -2,7 +2,8 @@
 
 ``Assignment.admission`` builds its PodSetAssignments without running their ``__post_init__``,
 ``QuotaBook.view`` takes an ``available`` the caller has just read, ``refit`` re-checks a
-fitting assignment after more usage was charged, and views, shortfalls and reasons are made
+fitting assignment after more usage was charged, ``regraded`` re-reads the shortfalls of one that
+needs preemption after usage was charged and released, and views, shortfalls and reasons are made
 without their ``__init__`` (``records.made``): each must be equal to what the plain
 construction, the fresh read or a new flavor assignment gives, for any input.
 """
@@ -11,11 +12,20 @@ from __future__ import annotations
 
 import pickle
 
-from hypothesis import given, settings
+from hypothesis import event, given, settings
 from hypothesis import strategies as st
 
 from codeflare.k8s.quantity import Quantity
-from codeflare.scheduling.assignment import FIT, Assignment, AssignmentContext, assign_flavors, refit
+from codeflare.scheduling.assignment import (
+    FIT,
+    NO_FIT,
+    Assignment,
+    AssignmentContext,
+    assign_flavors,
+    refit,
+    regrade_of,
+    regraded,
+)
 from codeflare.scheduling.model import (
     Admission,
     ClusterQueue,
@@ -175,3 +185,60 @@ def test_refit_after_charges_equals_a_new_flavor_assignment(
         assert again is None
     else:
         assert again == fresh
+
+
+@settings(max_examples=600, deadline=None)  # 5-15% regraded, the rest decided before
+@given(
+    refit_queues, st.booleans(), st.integers(0, 12), st.booleans(), refit_shape, refit_charges,
+    refit_charges, st.lists(st.booleans(), max_size=12),
+)  # fmt: skip
+def test_regraded_after_charges_and_releases_equals_a_new_flavor_assignment(
+    queues: list[tuple[int, int | None, bool]], nested: bool, pool: int, pods: bool,
+    shape_sets: list[tuple[int, int, int]], before: list[tuple[int, int, int]],
+    after: list[tuple[int, int, int]], released: list[bool],
+) -> None:  # fmt: skip
+    """Whenever ``regraded`` answers for an assignment that needs preemption, a new flavor
+    assignment grades the same and gives exactly its shortfalls; under another configuration
+    generation it never answers."""
+    book = QuotaBook()
+    if nested:
+        book.set_cohort(Cohort("left", parent="root"), "left")
+    if pool:
+        pooled = (_group(("cpu",), ("a",), pool), _group(("memory",), ("b",), pool))
+        book.set_cohort(Cohort("root", None, pooled), "root")
+    names = []
+    for i, (nominal, borrow, two) in enumerate(queues):
+        book.set_queue(_refit_queue(i, nominal, borrow, two and i == 0, pods), f"cq-{i}")
+        names.append(f"cq-{i}")
+    ctx = AssignmentContext(book, {f: ResourceFlavor(f) for f in "abc"})
+
+    def usage(cpu: int, memory: int) -> dict[tuple[str, str], int]:
+        return {("a", "cpu"): cpu, ("b", "memory"): memory}
+
+    shape = tuple(
+        (f"ps{i}", count, tuple((r, v) for r, v in (("cpu", cpu), ("memory", memory)) if v), None)
+        for i, (count, cpu, memory) in enumerate(shape_sets)
+    )
+    compiled = book.queues["cq-0"]
+    full = queues[0][0] * 1000
+    book.charge("cq-0", usage(full, full))  # its nominal quota in use: it must borrow or preempt
+    for index, cpu, memory in before:
+        book.charge(names[index % len(names)], usage(cpu, memory))
+    first = assign_flavors(ctx, compiled, shape, "w")
+    memo = regrade_of(ctx, compiled, shape, first, 7)
+    if first.mode in (FIT, NO_FIT) or not compiled.one_flavor:
+        assert memo is None
+        return
+    assert memo is not None
+    assert regraded(ctx, compiled, memo, 8) is None
+    for index, cpu, memory in after:
+        book.charge(names[index % len(names)], usage(cpu, memory))
+    for (index, cpu, memory), release in zip(before, released, strict=False):
+        if release:
+            book.charge(names[index % len(names)], usage(cpu, memory), -1)
+    answer = regraded(ctx, compiled, memo, 7)
+    fresh = assign_flavors(ctx, compiled, shape, "w")
+    event("regraded" if answer is not None else "assigned again")
+    if answer is not None:
+        assert (fresh.mode, fresh.shortfalls, fresh.mismatches) == (first.mode, answer, ())
+        assert fresh.usage == memo.usage
