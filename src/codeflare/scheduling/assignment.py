@@ -261,11 +261,12 @@ def assign_flavors(
 
 def refit(ctx: AssignmentContext, compiled: CompiledQueue, assignment: Assignment) -> Assignment | None:
     """What :func:`assign_flavors` would give again for the fitting ``assignment`` it made in
-    ``compiled``, when since then the book only took charges (nothing released, no quota or flavor
-    changed) and each resource group has one flavor and nodes are not checked: the flavors are
-    the same, so only whether the usage still fits and how far it borrows are read again. None
-    when that is not enough to say (the full assignment is needed): a cohort's candidates are
-    otherwise assigned again after every admission of the round before theirs.
+    ``compiled``, when since then no quota, flavor or node changed (usage may have been charged
+    and released) and each resource group has one flavor and nodes are not checked: the flavors
+    are the same, so only whether the usage still fits and how far it borrows are read again.
+    None when that is not enough to say (the full assignment is needed): a cohort's candidates
+    are otherwise assigned again after every admission of the round before theirs, and a shape
+    class's next head after its previous one was admitted.
 
     Exact because a fitting assignment grades every resource by the fast path of
     :func:`_best_flavor`, and both that test and ``borrowing_level`` grow with the value: the

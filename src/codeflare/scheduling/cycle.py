@@ -155,8 +155,7 @@ def _candidate(
                 if not strict:
                     spent.append(name)
                 return None
-        assignment = _assign(state, name, order[2], cls, result)
-        cls.regrade = None
+        assignment = _reassign(state, compiled, order[2], cls, result)
         if assignment.mode == NO_FIT:
             _park(state, name, cls, order, _assignment_reason(state, assignment), now, result, strict)
             continue
@@ -169,6 +168,28 @@ def _candidate(
             return None
         return _Entry(name, cls, order, assignment, book.change_generation(scope), generation, strict)
     return None
+
+
+def _reassign(
+    state: EngineState, compiled: CompiledQueue, key: str, cls: ShapeClass, result: SchedulingResult
+) -> Assignment:
+    """The assignment of head ``key`` of ``cls``: the class's last fitting one re-checked
+    (:func:`refit`) while it still fits under the same configuration, else a new one; kept on
+    the class when it fits."""
+    cache = state.cache
+    generation = cache.config_generation
+    fitted = cls.fitted
+    cls.fitted = cls.regrade = None
+    assignment = None
+    if fitted is not None and fitted[0] == generation:
+        assignment = refit(cache.ctx, compiled, fitted[1])
+    if assignment is None:
+        assignment = _assign(state, compiled.spec.name, key, cls, result)
+    else:
+        assignment.workload = key
+    if assignment.mode == FIT:
+        cls.fitted = (generation, assignment)
+    return assignment
 
 
 def _unplannable(state: EngineState, compiled: CompiledQueue, usage: dict[FlavorResource, int]) -> bool:

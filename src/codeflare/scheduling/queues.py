@@ -15,7 +15,7 @@ from collections.abc import Hashable
 from dataclasses import dataclass, field
 
 from codeflare.scheduling.afs import LocalQueueKey, UsageLedger
-from codeflare.scheduling.assignment import Regrade, Shape
+from codeflare.scheduling.assignment import Assignment, Regrade, Shape
 from codeflare.scheduling.results import PendingInfo
 
 OrderKey = tuple[int, float, str]
@@ -40,7 +40,9 @@ class ShapeClass:
     retry_at: float = 0.0
     info: PendingInfo | None = None
     local_queue: LocalQueueKey | None = None  # in a queue ranked by admission fair sharing
-    # the cycle's last evaluation, when it could neither admit the head nor preempt for it
+    # the cycle's last evaluation: the assignment that fitted, under a configuration generation,
+    # or what decided that the head could neither be admitted nor preempt for
+    fitted: tuple[int, Assignment] | None = None
     regrade: Regrade | None = None
 
     def push(self, key: str, order: OrderKey) -> None:

@@ -2,7 +2,7 @@
 
 ``Assignment.admission`` builds its PodSetAssignments without running their ``__post_init__``,
 ``QuotaBook.view`` takes an ``available`` the caller has just read, ``refit`` re-checks a
-fitting assignment after more usage was charged, ``regraded`` re-reads the shortfalls of one that
+fitting assignment after usage was charged and released, ``regraded`` re-reads the shortfalls of one that
 needs preemption after usage was charged and released, and views, shortfalls and reasons are made
 without their ``__init__`` (``records.made``): each must be equal to what the plain
 construction, the fresh read or a new flavor assignment gives, for any input.
@@ -145,12 +145,13 @@ refit_charges = st.lists(
 
 @settings(max_examples=300, deadline=None)
 @given(
-    refit_queues, st.booleans(), st.integers(0, 12), st.booleans(), refit_shape, refit_charges, refit_charges
-)
-def test_refit_after_charges_equals_a_new_flavor_assignment(
+    refit_queues, st.booleans(), st.integers(0, 12), st.booleans(), refit_shape, refit_charges,
+    refit_charges, st.lists(st.booleans(), max_size=12),
+)  # fmt: skip
+def test_refit_after_charges_and_releases_equals_a_new_flavor_assignment(
     queues: list[tuple[int, int | None, bool]], nested: bool, pool: int, pods: bool,
     shape_sets: list[tuple[int, int, int]], before: list[tuple[int, int, int]],
-    after: list[tuple[int, int, int]],
+    after: list[tuple[int, int, int]], released: list[bool],
 ) -> None:  # fmt: skip
     book = QuotaBook()
     if nested:
@@ -177,6 +178,9 @@ def test_refit_after_charges_equals_a_new_flavor_assignment(
     charge(before)
     first = assign_flavors(ctx, compiled, shape, "w")
     charge(after)
+    for (index, cpu, memory), release in zip(before, released, strict=False):
+        if release:
+            book.charge(names[index % len(names)], {("a", "cpu"): cpu, ("b", "memory"): memory}, -1)
     again = refit(ctx, compiled, first)
     fresh = assign_flavors(ctx, compiled, shape, "w")
     for record in (*fresh.shortfalls, quota_reason(fresh.shortfalls, "cq-0", fresh.mismatches)):
