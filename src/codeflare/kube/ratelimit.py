@@ -7,17 +7,14 @@ A client configured with ``qps`` and ``burst`` (the operator's ``clientConnectio
 at most ``burst`` tokens, starts full and refills continuously at ``qps``; each request takes one
 token. :meth:`TokenBucket.reserve` is that arithmetic (time is passed in). Where we differ from
 client-go: a request that finds no token waits in line by :class:`Priority` (first come, first
-served within one priority and :func:`urgency`), so the writes that start work (admissions,
-evictions) go before the bookkeeping (pending reasons, queue counters, estimates) that shares the
-same budget; the total rate is the same bucket's. Bookkeeping also leaves ``keep`` tokens (half
-the burst by default) in the bucket: it takes a token only while at least ``keep`` remain after
-it, so under a flood of admissions it waits until they leave tokens over, and an admission that
-follows a round of bookkeeping still finds tokens there. A caller picks its priority with
-:func:`priority` (a context variable, so it follows the tasks it starts); within one priority, a
-waiting request of higher :func:`urgency` goes first (an admission of a high-priority workload
-before those of low-priority ones decided earlier), then first come, first served. Nothing here
-knows about HTTP: :class:`~codeflare.kube.client.AsyncKube` calls :meth:`TokenBucket.acquire`
-before each request.
+served within one priority), so the writes that start work (admissions, evictions) go before the
+bookkeeping (pending reasons, queue counters, estimates) that shares the same budget; the total
+rate is the same bucket's. Bookkeeping also leaves ``keep`` tokens (half the burst by default) in
+the bucket: it takes a token only while at least ``keep`` remain after it, so under a flood of
+admissions it waits until they leave tokens over, and an admission that follows a round of
+bookkeeping still finds tokens there. A caller picks its priority with :func:`priority` (a
+context variable, so it follows the tasks it starts). Nothing here knows about HTTP:
+:class:`~codeflare.kube.client.AsyncKube` calls :meth:`TokenBucket.acquire` before each request.
 """
 
 from __future__ import annotations
@@ -31,7 +28,7 @@ import itertools
 import time
 from collections.abc import Callable, Iterator
 
-__all__ = ["Priority", "TokenBucket", "current_priority", "priority", "urgency"]
+__all__ = ["Priority", "TokenBucket", "current_priority", "priority"]
 
 _EPSILON = 1e-9  # a deficit of a rounding error is no deficit (x/time/rate fixed the same, golang/go#34861)
 
@@ -57,19 +54,6 @@ def priority(level: Priority) -> Iterator[None]:
         yield
     finally:
         _PRIORITY.reset(token)
-
-
-_URGENCY: contextvars.ContextVar[int] = contextvars.ContextVar("codeflare_request_urgency", default=0)
-
-
-@contextlib.contextmanager
-def urgency(value: int) -> Iterator[None]:
-    """Requests sent inside this block wait before those of lower ``value`` at the same priority."""
-    token = _URGENCY.set(value)
-    try:
-        yield
-    finally:
-        _URGENCY.reset(token)
 
 
 def current_priority() -> Priority:
@@ -99,8 +83,7 @@ class TokenBucket:
         self._clock = clock
         self._tokens = float(burst)  # may go negative: tokens already promised to waiters
         self._last: float | None = None
-        # (priority, minus urgency, arrival, waiter)
-        self._waiting: list[tuple[int, int, int, asyncio.Future[None]]] = []
+        self._waiting: list[tuple[int, int, asyncio.Future[None]]] = []  # (priority, arrival, waiter)
         self._arrivals = itertools.count()
         self._timer: asyncio.TimerHandle | None = None
 
@@ -128,7 +111,7 @@ class TokenBucket:
             self._take(now, rank)
             return
         waiter: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-        heapq.heappush(self._waiting, (int(rank), -_URGENCY.get(), next(self._arrivals), waiter))
+        heapq.heappush(self._waiting, (int(rank), next(self._arrivals), waiter))
         self._dispatch()
         await waiter  # cancelled: the dispatcher skips it
 
@@ -143,11 +126,11 @@ class TokenBucket:
             self._timer = None
         now = self._clock()
         while self._waiting and self.due_in(now, Priority(self._waiting[0][0])) == 0.0:
-            rank, _, _, waiter = heapq.heappop(self._waiting)
+            rank, _, waiter = heapq.heappop(self._waiting)
             if not waiter.done():
                 self._take(now, Priority(rank))
                 waiter.set_result(None)
-        while self._waiting and self._waiting[0][3].done():
+        while self._waiting and self._waiting[0][2].done():
             heapq.heappop(self._waiting)
         if self._waiting:
             wait = self.due_in(now, Priority(self._waiting[0][0]))

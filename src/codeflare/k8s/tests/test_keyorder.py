@@ -15,7 +15,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from codeflare.k8s.keyorder import KeyedOrder, Slots
+from codeflare.k8s.keyorder import KeyedOrder
 
 
 class Writes:
@@ -152,37 +152,3 @@ def test_each_key_in_order_and_never_over_the_limit(limit: int, writes: list[tup
     assert peak <= limit
     for key, indices in started.items():
         assert indices == [i for i, (k, _) in enumerate(writes) if k == key]
-
-
-async def test_waiting_writes_take_a_slot_by_urgency_then_in_the_order_handed_over() -> None:
-    """Limit 1, held: writes handed over at urgency 50, 200, 100, 200 run 200, 200, 100, 50."""
-    order = KeyedOrder(1)
-    writes = Writes()
-    first = asyncio.ensure_future(order.run("held", writes.gated("held")))
-    await asyncio.sleep(0)
-    waiting = [
-        asyncio.ensure_future(order.run(name, writes.quick(name), value))
-        for name, value in (("small", 50), ("large-1", 200), ("medium", 100), ("large-2", 200))
-    ]
-    await asyncio.sleep(0)
-    writes.release.set()
-    await asyncio.gather(first, *waiting)
-    assert writes.log == ["held", "large-1", "large-2", "medium", "small"]
-
-
-async def test_a_cancelled_waiter_loses_no_slot() -> None:
-    """Limit 1, held: a waiter cancelled while waiting is skipped; one cancelled after it was
-    handed the slot (before it ran) passes the slot on, so a later one still gets it."""
-    slots = Slots(1)
-    await slots.acquire()
-    skipped = asyncio.ensure_future(slots.acquire(10))
-    handed = asyncio.ensure_future(slots.acquire(5))
-    await asyncio.sleep(0)
-    skipped.cancel()
-    await asyncio.sleep(0)
-    slots.release()  # hands the slot to ``handed``, which has not run since
-    handed.cancel()
-    for task in (skipped, handed):
-        with pytest.raises(asyncio.CancelledError):
-            await task
-    await asyncio.wait_for(slots.acquire(), 1)  # the slot came back

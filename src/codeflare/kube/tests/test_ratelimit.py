@@ -6,8 +6,8 @@ limiter behind client-go's ``flowcontrol.NewTokenBucketRateLimiter``) and from c
 client uses (``Wait``). Properties: whatever the arrival times, no window of served requests
 holds more than ``burst + qps * window``, requests are served in arrival order, and requests
 that arrive no faster than ``qps`` never wait. Waiting requests are served by priority (our
-addition, not client-go's): admissions before the default before bookkeeping, by urgency then
-first come first served within one, and whatever the mix, no window holds more grants than the bucket allows;
+addition, not client-go's): admissions before the default before bookkeeping, first come first
+served within one, and whatever the mix, no window holds more grants than the bucket allows;
 bookkeeping leaves ``keep`` tokens (half the burst) for work, also in every mix.
 Then through :class:`AsyncKube` over HTTP: the server sees the requests no earlier than the
 bucket allows.
@@ -26,7 +26,7 @@ from hypothesis import strategies as st
 from codeflare.kube import kinds
 from codeflare.kube.client import AsyncKube
 from codeflare.kube.config import from_token
-from codeflare.kube.ratelimit import Priority, TokenBucket, priority, urgency
+from codeflare.kube.ratelimit import Priority, TokenBucket, priority
 from codeflare.kube.tests.scripted_api import Answer, ScriptedAPI
 
 D = 0.1  # rate_test.go's time unit d (100 ms)
@@ -137,28 +137,6 @@ async def test_waiting_requests_are_served_by_priority() -> None:
         request("admit-2", Priority.ADMISSION),
     )
     assert order == ["admit-1", "admit-2", "default", "reason-1", "reason-2"]
-
-
-async def test_within_one_priority_the_more_urgent_go_first_then_first_come() -> None:
-    """Burst 1, spent: admissions waiting at urgency 50, 200, 100, 200 (their workloads'
-    priorities) are served 200, 200 (in arrival order), 100, 50; urgency never passes a level."""
-    bucket = TokenBucket(50, 1)
-    await bucket.acquire()
-    order: list[str] = []
-
-    async def request(name: str, level: Priority, value: int) -> None:
-        with urgency(value), priority(level):
-            await asyncio.create_task(bucket.acquire())
-        order.append(name)
-
-    await asyncio.gather(
-        request("small", Priority.ADMISSION, 50),
-        request("large-1", Priority.ADMISSION, 200),
-        request("medium", Priority.ADMISSION, 100),
-        request("large-2", Priority.ADMISSION, 200),
-        request("reason", Priority.BOOKKEEPING, 1000),
-    )
-    assert order == ["large-1", "large-2", "medium", "small", "reason"]
 
 
 async def test_a_cancelled_waiter_gives_its_turn_to_the_next() -> None:

@@ -28,7 +28,7 @@ from codeflare.k8s.keyorder import KeyedOrder
 from codeflare.k8s.timestamps import epoch_seconds, format_rfc3339
 from codeflare.k8s.types import Obj
 from codeflare.kube import errors, kinds
-from codeflare.kube.ratelimit import Priority, priority, urgency
+from codeflare.kube.ratelimit import Priority, priority
 from codeflare.operator.context import OperatorContext
 from codeflare.operator.queueing import status
 from codeflare.operator.queueing.adapters import adapter_for
@@ -42,7 +42,7 @@ Change = Callable[[Obj], Obj | None]  # current Workload -> its new status, or N
 WRITE_CONCURRENCY = 16  # parallel decision writes (of all cycles in flight), or per batch of job syncs
 
 
-async def limited(limit: contextlib.AbstractAsyncContextManager[Any], call: Awaitable[Any]) -> Any:
+async def limited(limit: asyncio.Semaphore, call: Awaitable[Any]) -> Any:
     async with limit:
         return await call
 
@@ -95,18 +95,15 @@ class DecisionWriter:
         state.inflight.update(unwritten)
 
         async def admit(key: str, admission: Admission) -> None:
-            with urgency(self._priority_of(key)):
-                await self.admit(key, admission, now, result.now)
+            await self.admit(key, admission, now, result.now)
             unwritten.pop(key, None)
 
         self._applying += 1
         state.admissions_idle.clear()  # the pending-reason writer waits for these
         try:
             with priority(Priority.ADMISSION):  # first in the client's rate limit
-                # a high-priority admission decided later goes before the backlog of lower ones
                 admissions = [
-                    self._order.run(k, functools.partial(admit, k, a), self._priority_of(k))
-                    for k, a in result.admissions.items()
+                    self._order.run(k, functools.partial(admit, k, a)) for k, a in result.admissions.items()
                 ]
                 outcomes = await asyncio.gather(*admissions, return_exceptions=True)
                 failures = [o for o in outcomes if isinstance(o, BaseException)]
@@ -124,33 +121,24 @@ class DecisionWriter:
 
     async def _evict_all(self, result: SchedulingResult, now: str) -> None:
         state = self.state
-        # (workload, reason, message, preemption, urgency: a victim's that of its preemptor)
-        evictions: list[tuple[str, str, str, str | None, int]] = []
+        evictions: list[tuple[str, str, str, str | None]] = []  # (workload, reason, message, preemption)
         for preempted in result.preemptions:
             self.ctx.metrics.preemptions.labels(reason=preempted.reason).inc()
-            evictions.append(
-                (preempted.victim, status.PREEMPTED, preempted.message, preempted.reason,
-                 self._priority_of(preempted.preemptor))
-            )  # fmt: skip
+            evictions.append((preempted.victim, status.PREEMPTED, preempted.message, preempted.reason))
         for eviction in result.evictions:
             evictions.append(
-                (eviction.workload, *status.eviction_condition(eviction.reason, eviction.message), None, 0)
+                (eviction.workload, *status.eviction_condition(eviction.reason, eviction.message), None)
             )
         drain = sorted(state.to_drain)  # admitted in a LocalQueue stopped with HoldAndDrain
         state.to_drain.difference_update(drain)
-        evictions += [(key, *status.eviction_condition("LocalQueueStopped", ""), None, 0) for key in drain]
+        evictions += [(key, *status.eviction_condition("LocalQueueStopped", ""), None) for key in drain]
         writes = [
-            self._order.run(key, functools.partial(self.evict, key, reason, message, now, preemption), rank)
-            for key, reason, message, preemption, rank in evictions
+            self._order.run(key, functools.partial(self.evict, key, reason, message, now, preemption))
+            for key, reason, message, preemption in evictions
         ]
         for outcome in await asyncio.gather(*writes, return_exceptions=True):
             if isinstance(outcome, BaseException):
                 raise outcome
-
-    def _priority_of(self, key: str) -> int:
-        """The workload's priority as the engine knows it (0 when it does not)."""
-        workload = self.state.engine.workload(key)
-        return workload.priority if workload is not None else 0
 
     def _mark_reasons(self, result: SchedulingResult) -> dict[str, PendingInfo]:
         """Hand the pending workloads to the reason writer; their infos (for the shortfalls)."""
