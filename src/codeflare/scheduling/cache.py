@@ -17,7 +17,7 @@ from codeflare.scheduling.assignment import AssignmentContext, Shape
 from codeflare.scheduling.capacity import NodeCapacity
 from codeflare.scheduling.model import Admission, ClusterQueue, Cohort, Node, ResourceFlavor, Workload
 from codeflare.scheduling.preemption import AdmittedWorkload
-from codeflare.scheduling.quota import CompiledQueue, FlavorResource, QuotaBook
+from codeflare.scheduling.quota import CompiledQueue, FlavorResource, QuotaBook, Usage
 from codeflare.scheduling.results import Eviction, PendingInfo
 
 __all__ = ["SchedulingCache", "admission_usage", "by_resource"]
@@ -62,6 +62,8 @@ class SchedulingCache:
     # counts changes of flavors, nodes, ClusterQueues and Cohorts (what flavor assignment reads
     # besides usage): a class's assignment remembered under another generation is made again
     config_generation: int = 0
+    # queue -> (the generation it was read under, why the queue is inactive or None)
+    _inactive: dict[str, tuple[int, PendingInfo | None]] = field(default_factory=dict, repr=False)
 
     def __post_init__(self) -> None:
         self.ctx = AssignmentContext(self.book, self.flavors, self.nodes if self.capacity_check else None)
@@ -100,7 +102,16 @@ class SchedulingCache:
         return self.book.queues[name]
 
     def inactive_reason(self, name: str) -> PendingInfo | None:
-        """Why the queue admits nothing now (stopped, or a flavor missing), or None."""
+        """Why the queue admits nothing now (stopped, in a cohort cycle, or a flavor missing), or
+        None; read again only after a configuration change (asked once per candidate)."""
+        known = self._inactive.get(name)
+        if known is not None and known[0] == self.config_generation:
+            return known[1]
+        reason = self._inactive_now(name)
+        self._inactive[name] = (self.config_generation, reason)
+        return reason
+
+    def _inactive_now(self, name: str) -> PendingInfo | None:
         spec = self.cqs[name]
         if spec.stop_policy != "None":
             return PendingInfo(
@@ -143,8 +154,11 @@ class SchedulingCache:
         self.to_evict.pop(key, None)
         return self.workloads.pop(key, None)
 
-    def charge(self, key: str, workload: Workload, admission: Admission) -> AdmittedWorkload:
-        """Record ``workload`` as admitted with ``admission`` and charge its usage."""
+    def charge(
+        self, key: str, workload: Workload, admission: Admission, usage: Usage | None = None
+    ) -> AdmittedWorkload:
+        """Record ``workload`` as admitted with ``admission`` and charge its usage (``usage``: the
+        admission's per flavor-resource when the caller has it, only read)."""
         cq = admission.cluster_queue
         record = AdmittedWorkload(
             key,
@@ -152,7 +166,7 @@ class SchedulingCache:
             workload.creation_time,
             admission.admitted_at,
             cq,
-            admission_usage(admission),
+            admission_usage(admission) if usage is None else usage,
             local_queue=(workload.namespace, workload.queue_name),
         )
         self.workloads[key] = workload

@@ -34,13 +34,14 @@ from codeflare.scheduling.fairsharing import Contender, fair_preemption, fair_wi
 from codeflare.scheduling.model import Admission
 from codeflare.scheduling.preemption import PreemptionPlan, Preemptor, finds_no_candidates, plan_preemption
 from codeflare.scheduling.queues import OrderKey, ShapeClass
-from codeflare.scheduling.quota import CompiledQueue, FlavorResource
+from codeflare.scheduling.quota import CompiledQueue, FlavorResource, Usage
 from codeflare.scheduling.records import evolved
 from codeflare.scheduling.results import PendingInfo, Preempted, SchedulingResult, quota_reason
 from codeflare.scheduling.state import EngineState
 
-RecordAdmission = Callable[[str, Admission], None]
-"""Charges an admission to the engine's books at once (the cycle goes on against the new usage)."""
+RecordAdmission = Callable[[str, Admission, Usage], None]
+"""Charges an admission (and its usage per flavor-resource, only read) to the engine's books at
+once (the cycle goes on against the new usage)."""
 
 
 @dataclass
@@ -292,7 +293,7 @@ def _process(
             return False
         state.manager.unnominate(key)
         admission = entry.assignment.admission(now)
-        record(key, admission)
+        record(key, admission, entry.assignment.usage)
         result.admissions[key] = admission
         result.pending.pop(key, None)
         return True

@@ -40,6 +40,7 @@ from codeflare.scheduling.model import (
     Workload,
 )
 from codeflare.scheduling.placement import placement_of
+from codeflare.scheduling.quota import Usage
 from codeflare.scheduling.records import evolved
 from codeflare.scheduling.results import PendingInfo, SchedulingResult
 from codeflare.scheduling.state import EngineState
@@ -232,9 +233,9 @@ class AdmissionEngine:
         """Forget a workload (finished or deleted); its quota is released."""
         self._detach(key)
 
-    def _charge(self, key: str, workload: Workload, admission: Admission) -> None:
+    def _charge(self, key: str, workload: Workload, admission: Admission, usage: Usage | None = None) -> None:
         cache = self.state.cache
-        record = cache.charge(key, workload, admission)
+        record = cache.charge(key, workload, admission, usage)
         if self.state.manager.afs is not None:
             self.state.manager.afs.charge(_local_queue(workload), by_resource(record.usage))
         spec = cache.cluster_queue(admission.cluster_queue)
@@ -340,11 +341,11 @@ class AdmissionEngine:
         )  # fmt: skip
         return result
 
-    def _record_admission(self, key: str, admission: Admission) -> None:
+    def _record_admission(self, key: str, admission: Admission, usage: Usage) -> None:
         workload = evolved(self.state.cache.workloads[key], admission=admission)
         self.state.manager.unqueue(key)
         self.state.manager.untrack(workload)
-        self._charge(key, workload, admission)
+        self._charge(key, workload, admission, usage)
         if self.state.manager.afs is not None:
             self.state.manager.afs.admit(_local_queue(workload), _requests(workload), self.state.now)
 

@@ -19,6 +19,7 @@ from codeflare.scheduling.model import ClusterQueue, Cohort, ResourceGroup
 from codeflare.scheduling.records import made
 
 FlavorResource = tuple[str, str]
+Usage = dict[FlavorResource, int]  # milli-units per (flavor, resource)
 
 
 def _tables(
