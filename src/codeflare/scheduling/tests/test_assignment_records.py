@@ -143,46 +143,65 @@ refit_charges = st.lists(
 )
 
 
-@settings(max_examples=300, deadline=None)
-@given(
+# queues, nested, pool, pods, shape, charges before, charges after, which of before to release
+refit_inputs = (
     refit_queues, st.booleans(), st.integers(0, 12), st.booleans(), refit_shape, refit_charges,
     refit_charges, st.lists(st.booleans(), max_size=12),
 )  # fmt: skip
+Charges = list[tuple[int, int, int]]  # (queue index, cpu, memory) in milli-units
+
+
+class RefitBook:
+    """The book of the refit and regrade properties: queues ``_refit_queue`` builds, optionally
+    under a nested cohort and a shared pool at the root, and a shape of pod sets."""
+
+    def __init__(
+        self, queues: list[tuple[int, int | None, bool]], nested: bool, pool: int, pods: bool,
+        shape_sets: list[tuple[int, int, int]],
+    ) -> None:  # fmt: skip
+        self.book = book = QuotaBook()
+        if nested:
+            book.set_cohort(Cohort("left", parent="root"), "left")
+        if pool:  # a shared pool at the root, to borrow from
+            pooled = (_group(("cpu",), ("a",), pool), _group(("memory",), ("b",), pool))
+            book.set_cohort(Cohort("root", None, pooled), "root")
+        self.names = [f"cq-{i}" for i in range(len(queues))]
+        for i, (nominal, borrow, two) in enumerate(queues):
+            book.set_queue(_refit_queue(i, nominal, borrow, two and i == 0, pods), self.names[i])
+        self.ctx = AssignmentContext(book, {f: ResourceFlavor(f) for f in "abc"})
+        self.compiled = book.queues["cq-0"]
+        self.shape = tuple(
+            (f"ps{i}", count, tuple((r, v) for r, v in (("cpu", cpu), ("memory", memory)) if v), None)
+            for i, (count, cpu, memory) in enumerate(shape_sets)
+        )
+
+    def charge(self, charges: Charges, released: list[bool] | None = None) -> None:
+        """Charge each of ``charges``; with ``released``, release those marked True instead."""
+        sign = 1 if released is None else -1
+        for i, (index, cpu, memory) in enumerate(charges):
+            if released is None or (i < len(released) and released[i]):
+                usage = {("a", "cpu"): cpu, ("b", "memory"): memory}
+                self.book.charge(self.names[index % len(self.names)], usage, sign)
+
+    def assign(self) -> Assignment:
+        return assign_flavors(self.ctx, self.compiled, self.shape, "w")
+
+
+@settings(max_examples=300, deadline=None)
+@given(*refit_inputs)
 def test_refit_after_charges_and_releases_equals_a_new_flavor_assignment(
     queues: list[tuple[int, int | None, bool]], nested: bool, pool: int, pods: bool,
     shape_sets: list[tuple[int, int, int]], before: list[tuple[int, int, int]],
     after: list[tuple[int, int, int]], released: list[bool],
 ) -> None:  # fmt: skip
-    book = QuotaBook()
-    if nested:
-        book.set_cohort(Cohort("left", parent="root"), "left")
-    if pool:  # a shared pool at the root, to borrow from
-        pooled = (_group(("cpu",), ("a",), pool), _group(("memory",), ("b",), pool))
-        book.set_cohort(Cohort("root", None, pooled), "root")
-    names = []
-    for i, (nominal, borrow, two) in enumerate(queues):
-        name = f"cq-{i}"
-        book.set_queue(_refit_queue(i, nominal, borrow, two and i == 0, pods), name)
-        names.append(name)
-    ctx = AssignmentContext(book, {f: ResourceFlavor(f) for f in "abc"})
-
-    def charge(charges: list[tuple[int, int, int]]) -> None:
-        for index, cpu, memory in charges:
-            book.charge(names[index % len(names)], {("a", "cpu"): cpu, ("b", "memory"): memory})
-
-    shape = tuple(
-        (f"ps{i}", count, tuple((r, v) for r, v in (("cpu", cpu), ("memory", memory)) if v), None)
-        for i, (count, cpu, memory) in enumerate(shape_sets)
-    )
-    compiled = book.queues["cq-0"]
-    charge(before)
-    first = assign_flavors(ctx, compiled, shape, "w")
-    charge(after)
-    for (index, cpu, memory), release in zip(before, released, strict=False):
-        if release:
-            book.charge(names[index % len(names)], {("a", "cpu"): cpu, ("b", "memory"): memory}, -1)
-    again = refit(ctx, compiled, first)
-    fresh = assign_flavors(ctx, compiled, shape, "w")
+    tree = RefitBook(queues, nested, pool, pods, shape_sets)
+    compiled = tree.compiled
+    tree.charge(before)
+    first = tree.assign()
+    tree.charge(after)
+    tree.charge(before, released)
+    again = refit(tree.ctx, compiled, first)
+    fresh = tree.assign()
     for record in (*fresh.shortfalls, quota_reason(fresh.shortfalls, "cq-0", fresh.mismatches)):
         assert_plain(record)  # made without __init__ on the hot path
     if first.mode != FIT or not compiled.one_flavor or fresh.mode != FIT:
@@ -192,10 +211,7 @@ def test_refit_after_charges_and_releases_equals_a_new_flavor_assignment(
 
 
 @settings(max_examples=600, deadline=None)  # 5-15% regraded, the rest decided before
-@given(
-    refit_queues, st.booleans(), st.integers(0, 12), st.booleans(), refit_shape, refit_charges,
-    refit_charges, st.lists(st.booleans(), max_size=12),
-)  # fmt: skip
+@given(*refit_inputs)
 def test_regraded_after_charges_and_releases_equals_a_new_flavor_assignment(
     queues: list[tuple[int, int | None, bool]], nested: bool, pool: int, pods: bool,
     shape_sets: list[tuple[int, int, int]], before: list[tuple[int, int, int]],
@@ -204,44 +220,22 @@ def test_regraded_after_charges_and_releases_equals_a_new_flavor_assignment(
     """Whenever ``regraded`` answers for an assignment that needs preemption, a new flavor
     assignment grades the same and gives exactly its shortfalls; under another configuration
     generation it never answers."""
-    book = QuotaBook()
-    if nested:
-        book.set_cohort(Cohort("left", parent="root"), "left")
-    if pool:
-        pooled = (_group(("cpu",), ("a",), pool), _group(("memory",), ("b",), pool))
-        book.set_cohort(Cohort("root", None, pooled), "root")
-    names = []
-    for i, (nominal, borrow, two) in enumerate(queues):
-        book.set_queue(_refit_queue(i, nominal, borrow, two and i == 0, pods), f"cq-{i}")
-        names.append(f"cq-{i}")
-    ctx = AssignmentContext(book, {f: ResourceFlavor(f) for f in "abc"})
-
-    def usage(cpu: int, memory: int) -> dict[tuple[str, str], int]:
-        return {("a", "cpu"): cpu, ("b", "memory"): memory}
-
-    shape = tuple(
-        (f"ps{i}", count, tuple((r, v) for r, v in (("cpu", cpu), ("memory", memory)) if v), None)
-        for i, (count, cpu, memory) in enumerate(shape_sets)
-    )
-    compiled = book.queues["cq-0"]
+    tree = RefitBook(queues, nested, pool, pods, shape_sets)
+    ctx, compiled = tree.ctx, tree.compiled
     full = queues[0][0] * 1000
-    book.charge("cq-0", usage(full, full))  # its nominal quota in use: it must borrow or preempt
-    for index, cpu, memory in before:
-        book.charge(names[index % len(names)], usage(cpu, memory))
-    first = assign_flavors(ctx, compiled, shape, "w")
-    memo = regrade_of(ctx, compiled, shape, first, 7)
+    tree.charge([(0, full, full)])  # its nominal quota in use: it must borrow or preempt
+    tree.charge(before)
+    first = tree.assign()
+    memo = regrade_of(ctx, compiled, tree.shape, first, 7)
     if first.mode in (FIT, NO_FIT) or not compiled.one_flavor:
         assert memo is None
         return
     assert memo is not None
     assert regraded(ctx, compiled, memo, 8) is None
-    for index, cpu, memory in after:
-        book.charge(names[index % len(names)], usage(cpu, memory))
-    for (index, cpu, memory), release in zip(before, released, strict=False):
-        if release:
-            book.charge(names[index % len(names)], usage(cpu, memory), -1)
+    tree.charge(after)
+    tree.charge(before, released)
     answer = regraded(ctx, compiled, memo, 7)
-    fresh = assign_flavors(ctx, compiled, shape, "w")
+    fresh = tree.assign()
     event("regraded" if answer is not None else "assigned again")
     if answer is not None:
         assert (fresh.mode, fresh.shortfalls, fresh.mismatches) == (first.mode, answer, ())
