@@ -152,9 +152,7 @@ def _candidate(
             shortfalls = regraded(cache.ctx, compiled, cls.regrade, cache.config_generation)
             if shortfalls is not None and _unplannable(state, compiled, cls.regrade.usage):
                 base = quota_reason(shortfalls, name, (), state.explain)
-                _park(state, name, cls, order, _no_plan_reason(state, base), now, result, strict)
-                if not strict:
-                    spent.append(name)
+                _spend(state, name, cls, order, base, now, result, strict, spent)
                 return None
         assignment = _reassign(state, compiled, order[2], cls, result)
         if assignment.mode == NO_FIT:
@@ -162,13 +160,20 @@ def _candidate(
             continue
         if assignment.mode != FIT and _unplannable(state, compiled, assignment.usage):
             cls.regrade = regrade_of(cache.ctx, compiled, cls.shape, assignment, cache.config_generation)
-            base = _assignment_reason(state, assignment)
-            _park(state, name, cls, order, _no_plan_reason(state, base), now, result, strict)
-            if not strict:
-                spent.append(name)
+            _spend(state, name, cls, order, _assignment_reason(state, assignment), now, result, strict, spent)
             return None
         return _Entry(name, cls, order, assignment, book.change_generation(scope), generation, strict)
     return None
+
+
+def _spend(
+    state: EngineState, name: str, cls: ShapeClass, order: OrderKey, base: PendingInfo, now: float,
+    result: SchedulingResult, strict: bool, spent: list[str],
+) -> None:  # fmt: skip
+    """Park a head no plan can help and spend its queue's turn in this round (see _candidate)."""
+    _park(state, name, cls, order, _no_plan_reason(state, base), now, result, strict)
+    if not strict:
+        spent.append(name)
 
 
 def _reassign(
