@@ -78,6 +78,7 @@ class Replay:
         self.tokens: dict[str, int] = {}  # admitted key -> admission number (the runner's clock)
         self.generated = asyncio.Event()
         self.errors: list[str] = []
+        self.trace: list[tuple[float, str, str]] | None = None  # (epoch s, key, what), with --trace
 
     async def generate(self) -> None:
         """Kueue's generator: every queue and every workload set concurrently, each set sleeping its
@@ -99,6 +100,8 @@ class Replay:
                 name = f"{t.class_name}-{index}-{si}-{i}"
                 labels = {RUNNING_MS_LABEL: str(round(t.runtime_s * 1000)), CLASS_LABEL: t.class_name}
                 self.recorder.created_at[f"{queue.name}/{name}"] = time.monotonic()
+                if self.trace is not None:
+                    self.trace.append((time.time(), f"{queue.name}/{name}", "create"))
                 await self.kube.create(
                     kinds.WORKLOAD, workload(name, queue.name, queue.name, t.cpu, t.priority, labels)
                 )
@@ -107,6 +110,8 @@ class Replay:
         async for obj in watch_forever(self.kube, kinds.WORKLOAD):
             now = time.monotonic()
             key = f"{obj['metadata']['namespace']}/{obj['metadata']['name']}"
+            if self.trace is not None:
+                self.trace.append((time.time(), key, _state(obj)))
             if self.recorder.workload_event(obj, now):
                 if key not in self.tokens:  # the runner notes when it saw the admission
                     self.tokens[key] = len(self.recorder.admissions)
@@ -148,6 +153,14 @@ class Replay:
                 await self.kube.update(kinds.WORKLOAD, meta["name"], meta["namespace"], finish, status=True)
         except errors.KubeError as exc:
             self.errors.append(f"finishing {key}: {exc}")
+
+
+def _state(obj: Obj) -> str:
+    """A Workload's state for --trace: the true ones of its conditions, and its ClusterQueue."""
+    conds = conditions_of(obj)
+    true = [c for c in ("QuotaReserved", "Admitted", "Evicted", "Finished") if is_condition_true(conds, c)]
+    queue = ((obj.get("status") or {}).get("admission") or {}).get("clusterQueue", "")
+    return ",".join(true) + (f"@{queue}" if queue else "")
 
 
 async def watch_forever(kube: AsyncKube, kind: Any) -> Any:
@@ -203,9 +216,13 @@ class Processes:
             self.peak_rss[name] = max(self.peak_rss.get(name, 0), rss)
 
 
-async def replay(scenario: Scenario, kubeconfig: Path, processes: Processes, timeout: float) -> Obj:
+async def replay(
+    scenario: Scenario, kubeconfig: Path, processes: Processes, timeout: float, trace: Path | None
+) -> Obj:
     kube = AsyncKube(config.from_kubeconfig(kubeconfig), timeout=120)
     run = Replay(scenario, kube)
+    if trace is not None:
+        run.trace = []
     followers = [
         asyncio.create_task(run.follow_workloads()),
         asyncio.create_task(run.follow_cluster_queues()),
@@ -234,6 +251,10 @@ async def replay(scenario: Scenario, kubeconfig: Path, processes: Processes, tim
     with contextlib.suppress(asyncio.CancelledError):
         await asyncio.gather(*followers, generating, return_exceptions=True)
     await kube.aclose()
+    if trace is not None and run.trace is not None:
+        trace.mkdir(parents=True, exist_ok=True)
+        with (trace / "workloads.tsv").open("w") as out:
+            out.writelines(f"{t:.3f}\t{key}\t{what}\n" for t, key, what in run.trace)
     return summarize(run, start, end, all_finished_at, drained_at, cpu, processes, load_before)
 
 
@@ -289,7 +310,11 @@ def summarize(
 
 
 def run_once(
-    scenario: Scenario, profile: Path | None, timeout: float, client_connection: Obj | None = None
+    scenario: Scenario,
+    profile: Path | None,
+    timeout: float,
+    client_connection: Obj | None = None,
+    trace: Path | None = None,
 ) -> Obj:
     with tempfile.TemporaryDirectory() as tmp:
         server = ServerProcess(Path(tmp) / "server").start()
@@ -318,8 +343,10 @@ def run_once(
             pids = {"operator": operator.proc.pid, "server": server.proc.pid}
             if profile is not None:
                 spies = [py_spy(pid, profile / f"{name}.txt") for name, pid in pids.items()]
-            result = asyncio.run(replay(scenario, server.kubeconfig, Processes(pids), timeout))
+            result = asyncio.run(replay(scenario, server.kubeconfig, Processes(pids), timeout, trace))
             result["operator_log_tail"] = operator.log()[-1500:]
+            if trace is not None:
+                (trace / "operator.log").write_text(operator.log())
             result.update(client_requests(metrics_port))
         finally:
             for spy in spies:
@@ -334,22 +361,28 @@ def run_once(
 
 def client_requests(port: int) -> Obj:
     """What the operator's API client sent, from its metrics: requests by "verb resource (priority)"
-    and the seconds they waited for rate-limit tokens, by priority."""
+    and the seconds they waited for rate-limit tokens, by priority; and its scheduling cycles
+    (Kueue's admission attempts: how many, seconds in all)."""
     from prometheus_client.parser import text_string_to_metric_families
 
     with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=30) as answer:
         text = answer.read().decode()
     sent: dict[str, float] = {}
     waited: dict[str, float] = {}
+    cycles = {"count": 0.0, "sum": 0.0}
     for family in text_string_to_metric_families(text):
         for sample in family.samples:
             labels = sample.labels
-            if sample.name == "codeflare_client_requests_total":
+            if sample.name.startswith("kueue_admission_attempt_duration_seconds_"):
+                part = sample.name.rsplit("_", 1)[1]
+                if part in cycles:
+                    cycles[part] += sample.value
+            elif sample.name == "codeflare_client_requests_total":
                 key = f"{labels['verb']} {labels['resource']} ({labels['priority']})"
                 sent[key] = sent.get(key, 0.0) + sample.value
             elif sample.name == "codeflare_client_rate_limiter_duration_seconds_sum":
                 waited[labels["priority"]] = sample.value
-    return {"client_requests": sent, "client_throttled_s": waited}
+    return {"client_requests": sent, "client_throttled_s": waited, "cycles": cycles}
 
 
 def py_spy(pid: int, out: Path) -> subprocess.Popen[bytes]:
@@ -433,6 +466,13 @@ def report(scenario: Scenario, results: list[Obj], limits: Obj | None = None) ->
     row("admissions", lambda r: r["admissions"], "{:.0f}")
     row("admissions/s (first creation to last admission)", lambda r: r["admissions_per_s"], "{:.1f}")
     row("preemptions (evictions)", lambda r: sum(r["evictions"].values()), "{:.0f}")
+    if all("cycles" in r for r in results):
+        row("scheduling cycles", lambda r: r["cycles"]["count"], "{:.0f}")
+        row(
+            "scheduling cycle, mean decision time (ms)",
+            lambda r: 1000 * r["cycles"]["sum"] / max(1.0, r["cycles"]["count"]),
+            "{:.1f}",
+        )
     for proc in ("operator", "server"):
         row(f"{proc} CPU (s)", lambda r, p=proc: r["cpu_s"][p], "{:.0f}")
         row(f"{proc} peak RSS (MiB)", lambda r, p=proc: r["peak_rss_mib"].get(p, 0.0), "{:.0f}")
@@ -518,6 +558,11 @@ def main() -> None:
     parser.add_argument(
         "--burst", type=int, help="the operator's clientConnection.burst (default: its own, 100)"
     )
+    parser.add_argument(
+        "--trace",
+        type=Path,
+        help="keep DIR/<run>/workloads.tsv (every Workload event seen: epoch s, key, state) and operator.log",
+    )
     parser.add_argument("--json", type=Path, help="also write every run's figures to this file")
     parser.add_argument("--no-write", action="store_true", help="print only; leave RESULTS.md alone")
     args = parser.parse_args()
@@ -526,7 +571,8 @@ def main() -> None:
     limits = {k: v for k, v in (("qps", args.qps), ("burst", args.burst)) if v is not None}
     for i in range(args.runs):
         profile = args.profile / f"run{i + 1}" if args.profile else None
-        result = run_once(scenario, profile, args.timeout, limits)
+        trace = args.trace / f"run{i + 1}" if args.trace else None
+        result = run_once(scenario, profile, args.timeout, limits, trace)
         log_tail = result.pop("operator_log_tail")
         print(yaml.safe_dump({f"run {i + 1}": result}, sort_keys=False), flush=True)
         if result["finished"] < result["workloads"]:

@@ -8,6 +8,7 @@ have synced and 200 after; ``/metrics`` serves Prometheus text with the document
 
 from __future__ import annotations
 
+import re
 import time
 import urllib.error
 import urllib.request
@@ -185,6 +186,11 @@ def test_probes_and_metrics(fresh_apiserver: ServerProcess, kube: Kube, tmp_path
         assert metric_value(text, "codeflare_admission_latency_seconds_count") == 2
         assert 'codeflare_admission_latency_seconds_bucket{le="+Inf"} 2.0' in text
         assert metric_value(text, "codeflare_admissions_total") == 2
+        # Kueue's admission-attempt metrics: one per scheduling cycle, a success among them
+        attempts = metric_value(text, "kueue_admission_attempts_total")
+        assert attempts >= 1
+        assert metric_value(text, "kueue_admission_attempt_duration_seconds_count") == attempts
+        assert re.search(r'kueue_admission_attempts_total\{replica_role="\w+",result="success"\} [1-9]', text)
         assert "# TYPE appwrapper_phase_total counter" in text
         assert http_get(health, "/metrics")[0] == 404  # metrics live on their own port
     finally:

@@ -219,6 +219,19 @@ class OperatorMetrics:
         self.scheduling_cycles = counter(
             "codeflare_scheduling_cycles", "Scheduling cycles completed, their decisions written."
         )
+        attempt = "'success': at least one workload was admitted, 'inadmissible': none"
+        self.admission_attempts = counter(
+            "kueue_admission_attempts",
+            f"Scheduling cycles (attempts to admit workloads) by 'result' ({attempt}).",
+            ["result", "replica_role"],
+        )
+        self.admission_attempt_duration = Histogram(
+            "kueue_admission_attempt_duration_seconds",
+            f"How long a scheduling cycle took to decide, by 'result' ({attempt}).",
+            ["result", "replica_role"],
+            buckets=(0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10),  # Prometheus' defaults
+            registry=self.registry,
+        )
         self.client_requests = counter(
             "codeflare_client_requests",
             "Requests the operator's API client sent (resends too), by verb, resource and the "
@@ -244,6 +257,12 @@ class OperatorMetrics:
         level = current_priority().name.lower()
         self.client_requests.labels(verb, resource, level).inc()
         self.client_throttled.labels(level).observe(throttled)
+
+    def admission_attempt(self, admitted: bool, seconds: float) -> None:
+        """Count one scheduling cycle as Kueue's admission-attempt metrics do."""
+        labels = ("success" if admitted else "inadmissible", self._kueue.replica_role)
+        self.admission_attempts.labels(*labels).inc()
+        self.admission_attempt_duration.labels(*labels).observe(seconds)
 
     def count_kueue_workloads(self, source: Callable[[], KueueCounts], replica_role: str) -> None:
         """Serve what ``source`` counts at each scrape as Kueue's queue gauges (``replica_role``:

@@ -144,7 +144,9 @@ class QueueingController:
         cycle = (CYCLE, next(self._cycles))
         self.progress.start(CYCLE)
         self.progress.relabel(CYCLE, cycle)  # caught up once this cycle's decisions are written
+        started = time.monotonic()
         result = self.state.engine.schedule(self.ctx.clock())
+        self.ctx.metrics.admission_attempt(bool(result.admissions), time.monotonic() - started)
         task = asyncio.create_task(self._write(result, cycle))
         self._writes.add(task)
         task.add_done_callback(self._written)
