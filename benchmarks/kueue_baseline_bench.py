@@ -60,9 +60,9 @@ from benchmarks.kueue_baseline.scenario import (
     load,
 )
 from benchmarks.results import write_section
-from codeflare.k8s.conditions import conditions_of, is_condition_true, set_condition
+from codeflare.k8s.conditions import conditions_of, find_condition, is_condition_true, set_condition
 from codeflare.k8s.quantity import milli_value
-from codeflare.k8s.timestamps import format_rfc3339
+from codeflare.k8s.timestamps import epoch_seconds, format_rfc3339
 from codeflare.kube import config, errors, kinds
 from codeflare.kube.client import AsyncKube, Kube
 
@@ -156,11 +156,14 @@ class Replay:
 
 
 def _state(obj: Obj) -> str:
-    """A Workload's state for --trace: the true ones of its conditions, and its ClusterQueue."""
+    """A Workload's state for --trace: the true ones of its conditions, its ClusterQueue, and
+    when it was admitted by its condition (the decision's time, to the second)."""
     conds = conditions_of(obj)
     true = [c for c in ("QuotaReserved", "Admitted", "Evicted", "Finished") if is_condition_true(conds, c)]
     queue = ((obj.get("status") or {}).get("admission") or {}).get("clusterQueue", "")
-    return ",".join(true) + (f"@{queue}" if queue else "")
+    admitted = find_condition(conds, "Admitted") if "Admitted" in true else None
+    decided = epoch_seconds(admitted.get("lastTransitionTime")) if admitted else None
+    return ",".join(true) + (f"@{queue}" if queue else "") + (f"|{decided:.0f}" if decided else "")
 
 
 async def watch_forever(kube: AsyncKube, kind: Any) -> Any:
