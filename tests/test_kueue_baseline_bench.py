@@ -10,6 +10,7 @@ benchmark's runner, no queue or cohort ever holds more than its limits, and the 
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -105,9 +106,9 @@ def test_a_queue_over_its_limit_is_a_violation() -> None:
     assert any("holds 150000m of 120000m" in v for v in recorder.violations), recorder.violations
 
 
-def test_the_baseline_replays_end_to_end_at_scale_0_01() -> None:
+def test_the_baseline_replays_end_to_end_at_scale_0_01(tmp_path: Path) -> None:
     scenario = load("baseline", 0.01)
-    result = run_once(scenario, None, timeout=240)
+    result = run_once(scenario, None, timeout=240, trace=tmp_path)
     assert result["created"] == result["workloads"] == 180
     assert result["finished"] == 180, result["operator_log_tail"]
     assert result["violation_count"] == 0, result["violations"]
@@ -116,3 +117,13 @@ def test_the_baseline_replays_end_to_end_at_scale_0_01() -> None:
     assert set(result["to_admit_s"]) == {"small", "medium", "large"}
     markdown = report(scenario, [result])
     assert "| wall (s) |" in markdown and "avg time to admission" in markdown
+    # the operator's scheduling cycles, from Kueue's admission-attempt metrics
+    assert result["cycles"]["count"] >= 1 and result["cycles"]["sum"] > 0
+    assert "| scheduling cycles |" in markdown
+    # --trace: every creation, and each admission with its ClusterQueue and decision second
+    rows = [line.split("\t") for line in (tmp_path / "workloads.tsv").read_text().splitlines()]
+    assert sum(what == "create" for _, _, what in rows) == 180
+    admitted = {key for _, key, what in rows if what.startswith("QuotaReserved,Admitted@")}
+    assert len(admitted) == 180
+    assert all(what.rsplit("|", 1)[1].isdigit() for _, _, what in rows if "Admitted@" in what)
+    assert "queueing controller synced" in (tmp_path / "operator.log").read_text()
