@@ -7,7 +7,9 @@ admission cannot land earlier than ``(60 - 1) / 4`` s (about 15 s) after the fir
 however fast the machine (a lower bound, not a speed measurement). Unthrottled, the same 60
 admissions took about 6 s on the shared 2-core development machine (2026-12-02), creation of the
 60 Workloads included. The operator also says which limits it applied, and counts its requests by
-verb, resource and priority with the time they waited for tokens.
+verb, resource and priority with the time they waited for tokens. And under the same bucket, a
+late Workload of higher priority goes before earlier ones still waiting for their writes: the
+scheduling loop decides no further ahead of the writes than the bucket can catch up with soon.
 """
 
 from __future__ import annotations
@@ -74,3 +76,26 @@ def test_admissions_are_paced_by_the_configured_bucket(
     assert sent is not None and sent >= COUNT
     waited = metrics.value("codeflare_client_rate_limiter_duration_seconds_sum", priority="admission")
     assert waited is not None and waited > 0
+
+
+def test_decisions_keep_just_ahead_of_the_writes(kube: Kube, operator: OperatorProcess) -> None:
+    """A workload of higher priority that arrives while earlier ones wait for their writes goes
+    before them: the scheduling loop decides only what the bucket can write within
+    ``ADMISSION_BACKLOG_S`` (at qps 4, one admission ahead), so the earlier ones are still pending
+    when it comes. Deciding all 20 at once (their quota fits) and writing them at qps 4 afterwards
+    would admit the late one last, about 5 s after it arrived."""
+    low = [f"low-{i:02d}" for i in range(20)]
+    for name in low:
+        kube.create(kinds.WORKLOAD, workload(name, "team", "queue", "1", priority=0))
+    order: list[str] = []  # workloads in the order their admission was first seen
+
+    def observe() -> None:
+        seen = set(order)
+        admitted = {wl["metadata"]["name"] for wl in kube.list(kinds.WORKLOAD, "team") if admission(wl)}
+        order.extend(sorted(admitted - seen, key=lambda name: (name == "high", name)))  # ties: "high" last
+
+    wait_for(lambda: bool(observe() or order), 60, 0.02, what="the first admission")
+    kube.create(kinds.WORKLOAD, workload("high", "team", "queue", "1", priority=100))
+    wait_for(lambda: bool(observe() or len(order) == len(low) + 1), 120, 0.02, what="every admission")
+    before = order.index("high")
+    assert before <= 5, f"the late high-priority workload was admitted after {before} earlier ones: {order}"

@@ -310,13 +310,26 @@ def _process(
     return not entry.strict
 
 
-def run_cycle(state: EngineState, now: float, result: SchedulingResult, record: RecordAdmission) -> None:
-    """Run rounds over the woken queues until no queue admits anything more; ``record`` charges
-    each admission to the engine's books as it is made."""
+def run_cycle(
+    state: EngineState,
+    now: float,
+    result: SchedulingResult,
+    record: RecordAdmission,
+    budget: int | None = None,
+) -> None:
+    """Run rounds over the woken queues until no queue admits anything more, or until ``budget``
+    admissions are made (a round is never cut: it may end past the budget), leaving the queues
+    that would go on woken for the next call; ``record`` charges each admission to the engine's
+    books as it is made."""
     manager = state.manager
     names = manager.take_woken(now)
-    held: list[tuple[str, str]] = []
+    held, manager.held_over = manager.held_over, []
     while names:
+        if budget is not None and len(result.admissions) >= budget:
+            manager.wake(names)  # the next call's rounds go on from here, as Kueue's next cycle
+            manager.held_over = held
+            result.unfinished = True
+            return
         spent: list[str] = []
         entries = [e for e in (_candidate(state, n, now, result, spent) for n in names) if e is not None]
         # preemptors whose victims are gone go first, so that others do not take the freed quota

@@ -327,13 +327,16 @@ class AdmissionEngine:
         return pending_reason(self.state, key)
 
     # -- the decision cycle ------------------------------------------------------------------
-    def schedule(self, now: float) -> SchedulingResult:
-        """Decide at time ``now``: admissions, preemptions, evictions, pending reasons."""
+    def schedule(self, now: float, budget: int | None = None) -> SchedulingResult:
+        """Decide at time ``now``: admissions, preemptions, evictions, pending reasons. With a
+        ``budget``, stop after the round that reaches that many admissions (``unfinished``: the
+        queues that would go on stay woken for the next call, whose decisions then see what
+        arrived in between, as Kueue's next cycle does)."""
         self.state.now = now
         result = SchedulingResult(now)
         result.evictions.extend(self.state.cache.take_evictions())
         result.pending.update(self.state.manager.take_fresh())
-        run_cycle(self.state, now, result, self._record_admission)
+        run_cycle(self.state, now, result, self._record_admission, budget)
         result.next_wakeup = self.state.manager.next_wakeup()
         logger.debug(
             "scheduling cycle at %s: %d admitted, %d preempted, %d evicted",

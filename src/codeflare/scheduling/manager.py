@@ -38,6 +38,8 @@ class QueueManager:
     by_lq: dict[LocalQueueKey, set[str]] = field(default_factory=dict)
     fresh: set[str] = field(default_factory=set)  # blocked since the last cycle (reasons to report)
     dirty: set[str] = field(default_factory=set)  # ClusterQueues to look at in the next cycle
+    # (ClusterQueue, preemptor) held back when a call stopped at its budget: the next call goes on
+    held_over: list[tuple[str, str]] = field(default_factory=list)
     timers: list[tuple[float, str]] = field(default_factory=list)  # heap of (retry at, ClusterQueue)
     # preemptors waiting for their victims: key -> (scope, order, flavor-resources it needs)
     nominated: dict[str, tuple[str, OrderKey, set[FlavorResource]]] = field(default_factory=dict)

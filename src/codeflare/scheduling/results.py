@@ -172,6 +172,7 @@ class SchedulingResult:
     caller reports them without admission (``update_workload``) or removes them.
     ``pending``: reasons for the workloads examined or newly blocked in this call (use
     ``AdmissionEngine.pending_reason`` for any other). ``next_wakeup``: earliest backoff expiry.
+    ``unfinished``: the call stopped at its admission budget with rounds left; call again.
     """
 
     now: float
@@ -180,6 +181,7 @@ class SchedulingResult:
     evictions: list[Eviction] = field(default_factory=list)
     pending: dict[str, PendingInfo] = field(default_factory=dict)
     next_wakeup: float | None = None
+    unfinished: bool = False
 
     @property
     def requeue_at(self) -> dict[str, float]:

@@ -21,6 +21,7 @@ import contextlib
 import importlib
 import itertools
 import logging
+import math
 import time
 from collections.abc import Awaitable
 from typing import Any
@@ -43,6 +44,9 @@ SCHEDULER = "scheduler"  # the scheduling loop's name in the watch-progress metr
 QUEUE_STATUS_INTERVAL = 1.0  # seconds between ClusterQueue/LocalQueue status reports at most
 QUEUE_STATUS_SHARE = 0.1  # of clientConnection.qps, at most, for queue status patches on average
 COALESCE_S = 0.02  # a burst of events makes one cycle
+# A cycle starts only while the admissions already decided can all be written within this many
+# seconds at clientConnection.qps: decisions keep just ahead of the writes instead of seconds ahead
+ADMISSION_BACKLOG_S = 0.25
 USAGE_SAMPLE_CHECK_S = 1.0  # admission fair sharing: how often LocalQueues are checked for a due sample
 
 
@@ -96,6 +100,8 @@ class QueueingController:
         self._cycles = itertools.count()
         self._writes: set[asyncio.Task[None]] = set()  # cycles whose decisions are being written
         self._failure: BaseException | None = None  # what a cycle's writes raised, other than an API error
+        qps = ctx.config.client_connection.qps
+        self.backlog_limit = max(1, math.ceil(qps * ADMISSION_BACKLOG_S))  # decided, unwritten admissions
 
     def _mark_job(self, ref: JobRef) -> None:
         self.jobs.mark(ref)
@@ -133,6 +139,8 @@ class QueueingController:
                 if self._failure is not None:
                     raise self._failure
                 await asyncio.sleep(max(COALESCE_S, spent))  # cycles take at most half the loop
+                # decide no further ahead of the writes than the client can catch up with soon
+                await self.writer.room(self.backlog_limit)
         finally:
             for task in self._writes:
                 task.cancel()
@@ -145,11 +153,14 @@ class QueueingController:
         self.progress.start(CYCLE)
         self.progress.relabel(CYCLE, cycle)  # caught up once this cycle's decisions are written
         started = time.monotonic()
-        result = self.state.engine.schedule(self.ctx.clock())
+        budget = max(1, self.backlog_limit - self.writer.backlog)  # admissions the client can write soon
+        result = self.state.engine.schedule(self.ctx.clock(), budget)
         self.ctx.metrics.admission_attempt(bool(result.admissions), time.monotonic() - started)
         task = asyncio.create_task(self._write(result, cycle))
         self._writes.add(task)
         task.add_done_callback(self._written)
+        if result.unfinished:
+            return 0.0  # rounds left: the next cycle goes on once the writes leave room
         if result.next_wakeup is None:
             return None
         return max(0.05, result.next_wakeup - self.ctx.clock())

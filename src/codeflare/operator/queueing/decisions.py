@@ -8,7 +8,11 @@ low-priority :class:`~codeflare.operator.queueing.reasons.PendingReasonWriter`. 
 "in flight" in :class:`~codeflare.operator.queueing.feeder.QueueingState` from the decision until
 the write, so quota is never given away twice. Cycles need not wait for each other's writes:
 all share one limit of ``WRITE_CONCURRENCY`` requests, and the writes of one workload are sent in
-the order they were decided (an admission before the eviction a later cycle decided). What the
+the order they were decided (an admission before the eviction a later cycle decided). The writer
+counts the admissions decided and not yet written (:attr:`DecisionWriter.backlog`), and
+:meth:`DecisionWriter.room` lets the scheduling loop wait before deciding more than the client
+can write soon: an admission decided long before its write holds its quota while it waits, and
+the workloads that arrive meanwhile (a higher priority among them) are judged too late. What the
 *job* does about an admission (unsuspend, suspend) is :mod:`jobsync`'s business: the writer only
 tells it which job to look at.
 """
@@ -59,6 +63,18 @@ class DecisionWriter:
         self.reasons = PendingReasonWriter(state, self.write_status, self._explain, ctx.clock)
         self._order = KeyedOrder(WRITE_CONCURRENCY)  # one workload's writes in decision order
         self._applying = 0  # cycles whose decisions are being written
+        self.backlog = 0  # admissions decided whose write has not ended
+        self._room = asyncio.Event()  # set whenever the backlog shrinks
+
+    async def room(self, limit: int) -> None:
+        """Return once fewer than ``limit`` decided admissions wait for their write."""
+        while self.backlog >= limit:
+            self._room.clear()
+            await self._room.wait()
+
+    def _written(self, count: int) -> None:
+        self.backlog -= count
+        self._room.set()
 
     async def write_status(self, key: str, change: Change) -> Obj | None:
         """Write ``change`` of a Workload's status (cached copy first, else a fresh read)."""
@@ -93,10 +109,17 @@ class DecisionWriter:
         # not put the workload back in the queue and free its quota for someone else.
         unwritten = dict(result.admissions)
         state.inflight.update(unwritten)
+        ended = 0  # admission writes of this cycle that have ended, written or not
+        self.backlog += len(unwritten)
 
         async def admit(key: str, admission: Admission) -> None:
-            await self.admit(key, admission, now, result.now)
-            unwritten.pop(key, None)
+            nonlocal ended
+            try:
+                await self.admit(key, admission, now, result.now)
+                unwritten.pop(key, None)
+            finally:
+                ended += 1
+                self._written(1)
 
         self._applying += 1
         state.admissions_idle.clear()  # the pending-reason writer waits for these
@@ -111,6 +134,7 @@ class DecisionWriter:
                     raise failures[0]
                 await self._evict_all(result, now)
         finally:
+            self._written(len(result.admissions) - ended)  # writes that never started
             self._applying -= 1
             if not self._applying:
                 state.admissions_idle.set()
