@@ -12,11 +12,7 @@ bookkeeping (pending reasons, queue counters, estimates) that shares the same bu
 rate is the same bucket's. Bookkeeping also leaves ``keep`` tokens (half the burst by default) in
 the bucket: it takes a token only while at least ``keep`` remain after it, so under a flood of
 admissions it waits until they leave tokens over, and an admission that follows a round of
-bookkeeping still finds tokens there. Strict priority alone would starve bookkeeping for as long
-as a flood of admissions lasts (queue status unwritten for minutes), so a bucket may reserve it a
-``share`` of the rate: while bookkeeping waits, once ``1 / (share * qps)`` seconds have passed
-since it last got a token, its oldest request goes next, ahead of the other priorities and below
-``keep``; work keeps at least ``1 - share`` of the rate. A caller picks its priority with :func:`priority` (a
+bookkeeping still finds tokens there. A caller picks its priority with :func:`priority` (a
 context variable, so it follows the tasks it starts). Nothing here knows about HTTP:
 :class:`~codeflare.kube.client.AsyncKube` calls :meth:`TokenBucket.acquire` before each request.
 """
@@ -27,8 +23,9 @@ import asyncio
 import contextlib
 import contextvars
 import enum
+import heapq
+import itertools
 import time
-from collections import deque
 from collections.abc import Callable, Iterator
 
 __all__ = ["Priority", "TokenBucket", "current_priority", "priority"]
@@ -73,7 +70,6 @@ class TokenBucket:
         burst: int,
         clock: Callable[[], float] = time.monotonic,
         keep: int | None = None,
-        share: float = 0.0,
     ) -> None:
         if not qps > 0:
             raise ValueError(f"qps must be greater than 0, got {qps}")
@@ -84,14 +80,11 @@ class TokenBucket:
         self.keep = burst // 2 if keep is None else keep  # tokens bookkeeping leaves in the bucket
         if not 0 <= self.keep < self.burst:
             raise ValueError(f"keep must be at least 0 and less than burst {burst}, got {keep}")
-        if not 0 <= share < 1:
-            raise ValueError(f"share must be at least 0 and less than 1, got {share}")
-        self.share = float(share)  # of the rate, reserved for bookkeeping while it waits
         self._clock = clock
         self._tokens = float(burst)  # may go negative: tokens already promised to waiters
         self._last: float | None = None
-        self._waiting: dict[Priority, deque[asyncio.Future[None]]] = {level: deque() for level in Priority}
-        self._bookkept: float | None = None  # when bookkeeping last got a token
+        self._waiting: list[tuple[int, int, asyncio.Future[None]]] = []  # (priority, arrival, waiter)
+        self._arrivals = itertools.count()
         self._timer: asyncio.TimerHandle | None = None
 
     def reserve(self, now: float) -> float:
@@ -107,46 +100,24 @@ class TokenBucket:
         tokens = self._tokens
         if self._last is not None and now > self._last:
             tokens = min(float(self.burst), tokens + (now - self._last) * self.qps)
-        kept = level >= Priority.BOOKKEEPING and self._reserved_in(now) > 0.0
-        needed = 1.0 + (self.keep if kept else 0)
+        needed = 1.0 + (self.keep if level >= Priority.BOOKKEEPING else 0)
         return 0.0 if tokens >= needed - _EPSILON else (needed - tokens) / self.qps
-
-    def _reserved_in(self, now: float) -> float:
-        """Seconds from ``now`` until bookkeeping's reserved share gives it the next token (0: its
-        turn has come; infinite: no share)."""
-        if self.share <= 0.0:
-            return float("inf")
-        if self._bookkept is None:
-            return 0.0
-        return max(0.0, self._bookkept + 1.0 / (self.share * self.qps) - now)
 
     async def acquire(self, level: Priority | None = None) -> None:
         """Wait (asyncio) for a token; ``level`` defaults to the caller's :func:`priority`."""
         now = self._clock()
         rank = _PRIORITY.get() if level is None else level
-        if self._next() is None and self.due_in(now, rank) == 0.0:
+        if not self._waiting and self.due_in(now, rank) == 0.0:
             self._take(now, rank)
             return
         waiter: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-        self._waiting[rank].append(waiter)
+        heapq.heappush(self._waiting, (int(rank), next(self._arrivals), waiter))
         self._dispatch()
         await waiter  # cancelled: the dispatcher skips it
 
     def _take(self, now: float, level: Priority) -> None:
         """Hand one token to a request at ``level`` (it is due: :meth:`due_in` said so)."""
         self.reserve(now)
-        if level >= Priority.BOOKKEEPING:
-            self._bookkept = now
-
-    def _next(self, now: float | None = None) -> Priority | None:
-        """The priority whose first waiter goes next (None: nobody waits): bookkeeping when its
-        reserved turn has come (``now`` given), else the highest that waits."""
-        for line in self._waiting.values():
-            while line and line[0].done():  # cancelled waiters give their turn to the next
-                line.popleft()
-        if now is not None and self._waiting[Priority.BOOKKEEPING] and self._reserved_in(now) == 0.0:
-            return Priority.BOOKKEEPING
-        return next((level for level, line in self._waiting.items() if line), None)
 
     def _dispatch(self) -> None:
         """Hand every token that is there to the first waiters by priority; wake again at the next."""
@@ -154,16 +125,16 @@ class TokenBucket:
             self._timer.cancel()  # harmless when it is the timer that called
             self._timer = None
         now = self._clock()
-        level = self._next(now)
-        while level is not None and self.due_in(now, level) == 0.0:
-            self._take(now, level)
-            self._waiting[level].popleft().set_result(None)
-            level = self._next(now)
-        if level is not None:
-            wait, reserved = self.due_in(now, level), self._reserved_in(now)
-            if self._waiting[Priority.BOOKKEEPING] and reserved > 0.0:  # its reserved turn may come first
-                wait = min(wait, reserved)
+        while self._waiting and self.due_in(now, Priority(self._waiting[0][0])) == 0.0:
+            rank, _, waiter = heapq.heappop(self._waiting)
+            if not waiter.done():
+                self._take(now, Priority(rank))
+                waiter.set_result(None)
+        while self._waiting and self._waiting[0][2].done():
+            heapq.heappop(self._waiting)
+        if self._waiting:
+            wait = self.due_in(now, Priority(self._waiting[0][0]))
             self._timer = asyncio.get_running_loop().call_later(wait, self._dispatch)
 
     def __repr__(self) -> str:
-        return f"TokenBucket(qps={self.qps:g}, burst={self.burst}, keep={self.keep}, share={self.share:g})"
+        return f"TokenBucket(qps={self.qps:g}, burst={self.burst}, keep={self.keep})"

@@ -33,10 +33,6 @@ from codeflare.operator.probes import start_probes
 
 log = logging.getLogger(__name__)
 
-# Of clientConnection.qps, reserved for bookkeeping (queue status, pending reasons) while it waits:
-# a flood of admissions delays reports by seconds instead of starving them for its whole length
-BOOKKEEPING_SHARE = 0.05
-
 EXIT_OK, EXIT_CONFIG, EXIT_LOST_LEASE, RESTART = 0, 2, 3, 75
 
 
@@ -102,7 +98,7 @@ def client_rate_limit(config: OperatorConfig) -> TokenBucket:
     waits on from the moment the configuration is read (its informers, writes, events, lease)."""
     limits = config.client_connection
     log.info("API client rate limit: qps %g, burst %d", limits.qps, limits.burst)
-    return TokenBucket(limits.qps, limits.burst, share=BOOKKEEPING_SHARE)
+    return TokenBucket(limits.qps, limits.burst)
 
 
 async def _named(coro: Awaitable[Any]) -> Any:

@@ -8,9 +8,7 @@ holds more than ``burst + qps * window``, requests are served in arrival order, 
 that arrive no faster than ``qps`` never wait. Waiting requests are served by priority (our
 addition, not client-go's): admissions before the default before bookkeeping, first come first
 served within one, and whatever the mix, no window holds more grants than the bucket allows;
-bookkeeping leaves ``keep`` tokens (half the burst) for work, also in every mix; and a bucket
-with a ``share`` for bookkeeping gives it a token at least once per ``1 / (share * qps)`` while it
-waits, however many admissions wait with it.
+bookkeeping leaves ``keep`` tokens (half the burst) for work, also in every mix.
 Then through :class:`AsyncKube` over HTTP: the server sees the requests no earlier than the
 bucket allows.
 Deliberate difference: client-go coerces a burst below 1 to 1; we refuse it (the operator's
@@ -20,7 +18,6 @@ configuration already rejects ``clientConnection.burst < 1`` naming the field).
 from __future__ import annotations
 
 import asyncio
-import itertools
 
 import pytest
 from hypothesis import given, settings
@@ -104,8 +101,8 @@ class LoggedBucket(TokenBucket):
     """The bucket, noting the time of every token it hands out, and to which priority with how
     many tokens left after it."""
 
-    def __init__(self, qps: float, burst: int, share: float = 0.0) -> None:
-        super().__init__(qps, burst, share=share)
+    def __init__(self, qps: float, burst: int) -> None:
+        super().__init__(qps, burst)
         self.granted: list[float] = []
         self.left: list[tuple[Priority, float]] = []
 
@@ -161,13 +158,10 @@ async def test_a_cancelled_waiter_gives_its_turn_to_the_next() -> None:
         min_size=1,
         max_size=25,
     ),
-    share=st.sampled_from([0.0, 0.2]),
 )
-def test_priorities_never_exceed_the_bucket(
-    burst: int, arrivals: list[tuple[Priority, float]], share: float
-) -> None:
+def test_priorities_never_exceed_the_bucket(burst: int, arrivals: list[tuple[Priority, float]]) -> None:
     qps = 1000.0
-    bucket = LoggedBucket(qps, burst, share=share)
+    bucket = LoggedBucket(qps, burst)
     served: dict[Priority, list[int]] = {level: [] for level in Priority}
 
     async def request(i: int, level: Priority) -> None:
@@ -189,8 +183,8 @@ def test_priorities_never_exceed_the_bucket(
             assert j - i + 1 <= burst + qps * (granted[j] - granted[i]) + 1e-6
     for order in served.values():  # first come, first served within one priority
         assert order == sorted(order)
-    for level, left in bucket.left:  # without a share, bookkeeping never takes the tokens kept for work
-        if level is Priority.BOOKKEEPING and not share:
+    for level, left in bucket.left:  # bookkeeping never takes the tokens kept for work
+        if level is Priority.BOOKKEEPING:
             assert left >= bucket.keep - 1e-6
 
 
@@ -217,37 +211,6 @@ async def test_bookkeeping_leaves_half_the_burst_for_admissions() -> None:
     assert bucket.granted[-1] - bucket.granted[-2] >= 3 / 20 - 0.01  # 3 tokens refilled at 20/s
     level, left = bucket.left[-1]
     assert level is Priority.BOOKKEEPING and left >= 2 - 1e-6  # (more when the timer fired late)
-
-
-@pytest.mark.parametrize("share", [0.0, 0.25])
-async def test_a_share_serves_bookkeeping_during_a_flood_of_admissions(share: float) -> None:
-    """qps 20, burst 1, spent; 12 admissions and 3 reports wait. Strict priority serves every
-    admission first. A share of 0.25 gives reports a token once per 1 / (0.25 * 20) = 0.2 s: the
-    first at once (none had one yet), then one after at most every 4 admissions (0.05 s each)."""
-    bucket = LoggedBucket(20, 1, share=share)
-    await bucket.acquire(Priority.ADMISSION)
-    order: list[str] = []
-
-    async def request(name: str, level: Priority) -> None:
-        await bucket.acquire(level)
-        order.append(name)
-
-    await asyncio.gather(
-        *(request(f"admit-{i}", Priority.ADMISSION) for i in range(12)),
-        *(request(f"report-{i}", Priority.BOOKKEEPING) for i in range(3)),
-    )
-    reports = [i for i, name in enumerate(order) if name.startswith("report")]
-    assert [order[i] for i in reports] == ["report-0", "report-1", "report-2"]  # in arrival order
-    if not share:
-        assert reports == [12, 13, 14]
-    else:
-        assert reports[0] == 0
-        assert all(b - a <= 5 for a, b in itertools.pairwise(reports)), order  # at most 4 admissions between
-
-
-def test_a_share_must_leave_work_some_rate() -> None:
-    with pytest.raises(ValueError, match="share must be at least 0 and less than 1"):
-        TokenBucket(10, 2, share=1.0)
 
 
 @pytest.mark.parametrize(("burst", "keep"), [(1, 1), (4, 4), (4, -1)])
