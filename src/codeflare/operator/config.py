@@ -224,7 +224,9 @@ def _bind_port(address: str) -> tuple[str, int] | None:
 
 
 class ClientConnectionConfig(_Section):
-    """Rate limits of the operator's own API client."""
+    """Rate limits of the operator's own API client: one token bucket for all its requests but
+    Events (admissions and evictions first, status reports last); the scheduling loop decides no
+    further ahead of its admission writes than ``qps`` lets it write in a quarter of a second."""
 
     qps: float = Field(default=50.0, gt=0)
     burst: int = Field(default=100, ge=1)

@@ -30,7 +30,7 @@ from codeflare.kube import errors
 from codeflare.operator.config import AdmissionFairSharingConfig
 from codeflare.operator.context import OperatorContext
 from codeflare.operator.queueing.cohorts import CohortStatusWriter
-from codeflare.operator.queueing.decisions import DecisionWriter
+from codeflare.operator.queueing.decisions import WRITE_CONCURRENCY, DecisionWriter
 from codeflare.operator.queueing.feeder import CYCLE, EngineFeeder, JobRef, QueueingState
 from codeflare.operator.queueing.forecasting import StartForecaster
 from codeflare.operator.queueing.jobsync import JobSync
@@ -45,7 +45,8 @@ QUEUE_STATUS_INTERVAL = 1.0  # seconds between ClusterQueue/LocalQueue status re
 QUEUE_STATUS_SHARE = 0.1  # of clientConnection.qps, at most, for queue status patches on average
 COALESCE_S = 0.02  # a burst of events makes one cycle
 # A cycle starts only while the admissions already decided can all be written within this many
-# seconds at clientConnection.qps: decisions keep just ahead of the writes instead of seconds ahead
+# seconds at clientConnection.qps, and are at most twice the parallel writes (when the server, not
+# the bucket, sets the pace): decisions keep just ahead of the writes instead of seconds ahead
 ADMISSION_BACKLOG_S = 0.25
 USAGE_SAMPLE_CHECK_S = 1.0  # admission fair sharing: how often LocalQueues are checked for a due sample
 
@@ -101,7 +102,8 @@ class QueueingController:
         self._writes: set[asyncio.Task[None]] = set()  # cycles whose decisions are being written
         self._failure: BaseException | None = None  # what a cycle's writes raised, other than an API error
         qps = ctx.config.client_connection.qps
-        self.backlog_limit = max(1, math.ceil(qps * ADMISSION_BACKLOG_S))  # decided, unwritten admissions
+        ahead = min(math.ceil(qps * ADMISSION_BACKLOG_S), 2 * WRITE_CONCURRENCY)
+        self.backlog_limit = max(1, ahead)  # decided admissions not yet written, at most
 
     def _mark_job(self, ref: JobRef) -> None:
         self.jobs.mark(ref)
