@@ -6,7 +6,8 @@ integration tests expect: success, ``Invalid`` (422, refused by the CRD schema o
 or ``Forbidden`` (403, refused by a validating webhook), with the message naming the field.
 Sources (kubernetes-sigs/kueue v0.14.8, test/integration/singlecluster/webhook/core/):
 clusterqueue_test.go ("Should have valid ... when creating ClusterQueue" table),
-resourceflavor_test.go, localqueue_test.go and workload_test.go; case names are Kueue's.
+resourceflavor_test.go, localqueue_test.go, workload_test.go and cohort_test.go (the same at
+v0.19.2, where the Cohort cases also run at v1beta2); case names are Kueue's.
 Cases of fields we do not serve are listed, with the reason, in docs/conformance/validation.md.
 """
 
@@ -591,6 +592,316 @@ def test_resource_flavor_with_a_topology_is_immutable(api: k8s.CustomObjectsApi)
     )
 
 
+# --- Cohort (cohort_test.go) ----------------------------------------------------------------------
+# kubernetes-sigs/kueue test/integration/singlecluster/webhook/core/cohort_test.go, "Validate Cohort
+# on creation" table and the "Updating a Cohort" specs: the same entries at v0.14.8 (2f2a452, v1beta1)
+# and v0.19.2 (8eab687, v1beta2; unchanged on main ff69552). Rules: cohort_types.go markers (the CRD:
+# 422) and pkg/webhooks/cohort_webhook.go validateCohort (the webhook: 403), whose limit message says
+# "parent" where a ClusterQueue's says "cohort", and which, unlike the ClusterQueue's, lets a
+# lendingLimit exceed the nominalQuota and checks no totals over the groups.
+
+
+def co(name: str, *groups: Obj, parent: str | None = None, weight: str | None = None) -> Obj:
+    spec: Obj = {}
+    if parent is not None:
+        spec["parentName"] = parent
+    if groups:
+        spec["resourceGroups"] = list(groups)
+    if weight is not None:
+        spec["fairSharing"] = {"weight": weight}
+    return {"apiVersion": f"{GROUP}/{VERSION}", "kind": "Cohort", "metadata": {"name": name}, "spec": spec}
+
+
+def _explicit(covered: list[str], *flavors: Obj) -> Obj:
+    """A group written out by hand (the cases whose flavors do not all list the covered resources)."""
+    return {"coveredResources": covered, "flavors": list(flavors)}
+
+
+NO_PARENT = "must be nil when parent is empty"
+COLLAPSED = "When not 0, weight must be > 10e-9"
+# (Kueue's entry name, object, expected, what the refusal names). Every entry's Cohort is named
+# "cohort" in Kueue; here "cohort-<index>" (the empty name stays empty).
+COHORT_CASES: list[tuple[str, Obj, int, str]] = [
+    ("Should disallow empty name", co(""), INVALID, "metadata.name"),
+    ("Should allow default Cohort", co("cohort"), OK, ""),
+    ("Should allow valid parent name", co("cohort", parent="prod"), OK, ""),
+    ("Should reject invalid parent name", co("cohort", parent="@prod"), INVALID, "spec.parentName"),
+    (
+        "ResourceGroup should have at least one flavor",
+        co("cohort", group()),
+        INVALID,
+        "spec.resourceGroups[0].flavors",
+    ),
+    (
+        "FlavorQuota should have at least one resource",
+        co("cohort", group(flavor("foo"))),
+        INVALID,
+        "spec.resourceGroups[0].flavors[0].resources",
+    ),
+    (
+        "Should reject invalid flavor name",
+        co("cohort", group(flavor("@x86", res("cpu", "5")))),
+        INVALID,
+        "spec.resourceGroups[0].flavors[0].name",
+    ),
+    (  # Kueue's name; the entry expects the refusal of "@cpu"
+        "Should allow valid resource name",
+        co("cohort", group(flavor("x86", res("@cpu", "5")))),
+        FORBIDDEN,
+        "spec.resourceGroups[0].coveredResources[0]",
+    ),
+    (
+        "Should reject too many flavors in resource group",
+        co("cohort", group(*(flavor(f, res("cpu")) for f in many("f", 65)))),
+        INVALID,
+        "spec.resourceGroups[0].flavors",
+    ),
+    (
+        "Should reject too many resources in resource group",
+        co("cohort", group(flavor("flavor", *(res(n) for n in many("cpu", 65))))),
+        INVALID,
+        "spec.resourceGroups[0].coveredResources",
+    ),
+    ("Should allow resource with valid name", co("cohort", group(flavor("default", res("cpu")))), OK, ""),
+    (
+        "Should reject resource with invalid name",
+        co("cohort", group(flavor("default", res("@cpu")))),
+        FORBIDDEN,
+        "spec.resourceGroups[0].coveredResources[0]",
+    ),
+    (
+        "Should allow extended resources with valid name",
+        co("cohort", group(flavor("default", res("example.com/gpu")))),
+        OK,
+        "",
+    ),
+    ("Should allow flavor with valid name", co("cohort", group(flavor("x86", res("cpu")))), OK, ""),
+    (
+        "Should reject flavor with invalid name",
+        co("cohort", group(flavor("x_86", res("cpu")))),
+        INVALID,
+        "spec.resourceGroups[0].flavors[0].name",
+    ),
+    (
+        "Should reject negative nominal quota",
+        co("cohort", group(flavor("x86", res("cpu", "-1")))),
+        FORBIDDEN,
+        f'{Q0}.nominalQuota: Invalid value: "-1": must be greater than or equal to 0',
+    ),
+    (
+        "Should reject negative borrowing limit",
+        co("cohort", group(flavor("x86", res("cpu", "1", "-1")))),
+        FORBIDDEN,
+        f'{Q0}.borrowingLimit: Invalid value: "-1": must be greater than or equal to 0',
+    ),
+    (
+        "Should reject negative lending limit",
+        co("cohort", group(flavor("x86", res("cpu", "1", None, "-1")))),
+        FORBIDDEN,
+        f'{Q0}.lendingLimit: Invalid value: "-1": must be greater than or equal to 0',
+    ),
+    (
+        "Should reject borrowingLimit when no parent",
+        co("cohort", group(flavor("x86", res("cpu", "1", "1")))),
+        FORBIDDEN,
+        f'{Q0}.borrowingLimit: Invalid value: "1": {NO_PARENT}',
+    ),
+    (
+        "Should allow borrowingLimit 0 when parent exists",
+        co("cohort", group(flavor("x86", res("cpu", "1", "0"))), parent="parent"),
+        OK,
+        "",
+    ),
+    (
+        "Should allow borrowingLimit when parent exists",
+        co("cohort", group(flavor("x86", res("cpu", "1", "1"))), parent="parent"),
+        OK,
+        "",
+    ),
+    (
+        "Should reject lendingLimit when no parent",
+        co("cohort", group(flavor("x86", res("cpu", "1", None, "1")))),
+        FORBIDDEN,
+        f'{Q0}.lendingLimit: Invalid value: "1": {NO_PARENT}',
+    ),
+    (
+        "Should allow lendingLimit when parent exists",
+        co("cohort", group(flavor("x86", res("cpu", "1", None, "1"))), parent="parent"),
+        OK,
+        "",
+    ),
+    (
+        "Should allow lendingLimit 0 when parent exists",
+        co("cohort", group(flavor("x86", res("cpu", "0", None, "0"))), parent="parent"),
+        OK,
+        "",
+    ),
+    (
+        "Should allow lending limit to exceed nominal quota",
+        co("cohort", group(flavor("x86", res("cpu", "3", None, "5"))), parent="parent"),
+        OK,
+        "",
+    ),
+    (
+        "Should allow multiple resource groups",
+        co(
+            "cohort",
+            group(flavor("alpha", res("cpu"), res("memory")), flavor("beta", res("cpu"), res("memory"))),
+            group(flavor("gamma", res("example.com/gpu")), flavor("omega", res("example.com/gpu"))),
+        ),
+        OK,
+        "",
+    ),
+    (
+        "Should reject resources in a flavor in different order",
+        co(
+            "cohort",
+            _explicit(
+                ["cpu", "memory"],
+                flavor("alpha", res("cpu"), res("memory")),
+                flavor("beta", res("memory"), res("cpu")),
+            ),
+        ),
+        FORBIDDEN,
+        "spec.resourceGroups[0].flavors[1].resources[0].name",
+    ),
+    (
+        "Should reject missing resources in a flavor",
+        co("cohort", _explicit(["cpu", "memory"], flavor("alpha", res("cpu")))),
+        INVALID,
+        "flavors must have the same number of resources as the coveredResources",
+    ),
+    (
+        "Should reject resource not defined in resource group",
+        co("cohort", _explicit(["cpu"], flavor("alpha", res("cpu"), res("memory")))),
+        INVALID,
+        "flavors must have the same number of resources as the coveredResources",
+    ),
+    (
+        "Should reject resource in more than one resource group",
+        co("cohort", group(flavor("alpha", res("cpu"), res("memory"))), group(flavor("beta", res("memory")))),
+        FORBIDDEN,
+        "spec.resourceGroups[1].coveredResources[0]",
+    ),
+    (
+        "Should reject flavor in more than one resource group",
+        co(
+            "cohort",
+            group(flavor("alpha", res("cpu")), flavor("beta", res("cpu"))),
+            group(flavor("beta", res("memory"))),
+        ),
+        FORBIDDEN,
+        "spec.resourceGroups[1].flavors[0].name",
+    ),
+    ("Should allow FairSharing weight", co("cohort", weight="1"), OK, ""),
+    ("Should allow zero FairSharing weight", co("cohort", weight="0"), OK, ""),
+    (
+        "Should forbid negative FairSharing weight",
+        co("cohort", weight="-1"),
+        FORBIDDEN,
+        'spec.fairSharing: Invalid value: "-1": must be greater than or equal to 0',
+    ),
+    ("Should allow fractional FairSharing weight", co("cohort", weight="0.5"), OK, ""),
+    ("Should allow small FairSharing weight", co("cohort", weight="1m"), OK, ""),
+    ("Should allow even smaller FairSharing weight", co("cohort", weight="1u"), OK, ""),
+    ("Should allow smallest FairSharing weight", co("cohort", weight="2n"), OK, ""),
+    (
+        "Should forbid threshold FairSharing weight",
+        co("cohort", weight="1n"),
+        FORBIDDEN,
+        f'spec.fairSharing: Invalid value: "1n": {COLLAPSED}',
+    ),
+    (  # 10^-10: a Quantity rounds it up to 1n (Kueue's client even sends it as "1n")
+        "Should forbid collapsed FairSharing weight",
+        co("cohort", weight="0.0000000001"),
+        FORBIDDEN,
+        f'spec.fairSharing: Invalid value: "1n": {COLLAPSED}',
+    ),
+    # "Updating a Cohort" / "Should reject negative borrowing limit": Kueue's spec creates a Cohort
+    # with a negative nominalQuota (not a borrowingLimit) and expects the create to fail.
+    (
+        "Updating a Cohort: Should reject negative borrowing limit",
+        co("cohort", group(flavor("x86", res("cpu", "-1")))),
+        FORBIDDEN,
+        f"{Q0}.nominalQuota",
+    ),
+    # pkg/webhooks/cohort_webhook_test.go TestValidateCohort (its one entry; the same at v0.14.8
+    # and v0.19.2): Invalid, at the lendingLimit, "must be nil when parent is empty".
+    (
+        "flavor quota with lendingLimit and empty parent",
+        co("cohort", group(flavor("x86", res("cpu", "1", None, "1")))),
+        FORBIDDEN,
+        f'{Q0}.lendingLimit: Invalid value: "1": {NO_PARENT}',
+    ),
+    # Not in Kueue's tables: validateCohort has none of the ClusterQueue's totals (at most 256
+    # flavors over the groups), so 257 flavors over five groups are accepted.
+    (
+        "more than 256 flavors over the resource groups (no totals for a Cohort)",
+        co(
+            "cohort",
+            *(group(*(flavor(f"g{i}-f{j}", res(f"r{i}")) for j in range(64))) for i in range(4)),
+            group(flavor("g4-f0", res("r4"))),
+        ),
+        OK,
+        "",
+    ),
+]
+
+
+@pytest.mark.parametrize("version", ["v1beta1", "v1beta2"])
+@pytest.mark.parametrize(("name", "obj", "expected", "names"), COHORT_CASES, ids=[c[0] for c in COHORT_CASES])
+def test_cohort(
+    api: k8s.CustomObjectsApi, version: str, name: str, obj: Obj, expected: int, names: str
+) -> None:
+    """At v1beta1 as Kueue v0.14.8 writes them and at v1beta2 as v0.19.2 does (one schema, one
+    webhook for both)."""
+    index = next(i for i, case in enumerate(COHORT_CASES) if case[0] == name)
+    body = copy.deepcopy(obj)
+    body["apiVersion"] = f"{GROUP}/{version}"
+    if body["metadata"]["name"]:
+        body["metadata"]["name"] = f"cohort-{index}"
+    created = _check(
+        lambda: api.create_cluster_custom_object(GROUP, version, "cohorts", body), expected, names
+    )
+    if created is not None:
+        api.delete_cluster_custom_object(GROUP, version, "cohorts", body["metadata"]["name"])
+
+
+# "Updating a Cohort": (name, spec created, spec written over it, expected, what the refusal names)
+COHORT_UPDATE_CASES: list[tuple[str, Obj, Obj, int, str]] = [
+    ("Should update parent", {}, {"parentName": "cohort2"}, OK, ""),
+    ("Should reject invalid parent", {}, {"parentName": "@cohort2"}, INVALID, "spec.parentName"),
+    # Not in Kueue's table: ValidateUpdate runs validateCohort on the new object.
+    (
+        "adding a borrowingLimit without a parent is refused on update",
+        co("c", group(flavor("x86", res("cpu", "1"))))["spec"],
+        co("c", group(flavor("x86", res("cpu", "1", "1"))))["spec"],
+        FORBIDDEN,
+        f'{Q0}.borrowingLimit: Invalid value: "1": {NO_PARENT}',
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("name", "before", "after", "expected", "names"),
+    COHORT_UPDATE_CASES,
+    ids=[c[0] for c in COHORT_UPDATE_CASES],
+)
+def test_cohort_update(
+    api: k8s.CustomObjectsApi, name: str, before: Obj, after: Obj, expected: int, names: str
+) -> None:
+    index = next(i for i, case in enumerate(COHORT_UPDATE_CASES) if case[0] == name)
+    cohort_name = f"cohort-update-{index}"
+    body = {**co(cohort_name), "spec": copy.deepcopy(before)}
+    created = as_obj(api.create_cluster_custom_object(GROUP, VERSION, "cohorts", body))
+    try:
+        created["spec"] = copy.deepcopy(after)
+        replace = api.replace_cluster_custom_object
+        _check(lambda: replace(GROUP, VERSION, "cohorts", cohort_name, created), expected, names)
+    finally:
+        api.delete_cluster_custom_object(GROUP, VERSION, "cohorts", cohort_name)
+
+
 # --- LocalQueue (localqueue_test.go) and WorkloadPriorityClass -------------------------------------
 
 
@@ -919,4 +1230,5 @@ def test_every_case_is_listed_in_the_validation_document() -> None:
     names += [case[0] for case in unit.CLUSTER_QUEUE_CASES + unit.RESOURCE_FLAVOR_CASES + unit.WORKLOAD_CASES]
     names += [case[0] for case in unit.WORKLOAD_UPDATE_CASES]
     names += [case[0] for case in DEFAULTING_CASES]
+    names += [case[0] for case in COHORT_CASES + COHORT_UPDATE_CASES]
     assert [name for name in names if f"| {name} |" not in document] == []

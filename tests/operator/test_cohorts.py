@@ -219,14 +219,14 @@ def test_cohort_webhook_rules_follow_kueues() -> None:
     root = cohort("org", cpu="4")
     root["spec"]["resourceGroups"][0]["flavors"][0]["resources"][0]["borrowingLimit"] = "1"
     (error,) = cohort_errors(root)
-    assert error.field.endswith("borrowingLimit") and "cohort is empty" in error.detail
+    assert error.field.endswith("borrowingLimit") and error.detail == "must be nil when parent is empty"
     child = cohort("team", "org", cpu="4")
     child["spec"]["resourceGroups"][0]["flavors"][0]["resources"][0]["lendingLimit"] = "1"
     assert cohort_errors(child) == []
     assert cohort_errors(cohort("a", "a")) == []  # a cycle: the engine reports it, the webhook lets it in
     negative = cohort("w")
     negative["spec"]["fairSharing"] = {"weight": "-1"}
-    assert [e.field for e in cohort_errors(negative)] == ["spec.fairSharing.weight"]
+    assert [e.field for e in cohort_errors(negative)] == ["spec.fairSharing"]  # Kueue's path
 
 
 def test_fair_sharing_configuration_mirrors_kueues() -> None:

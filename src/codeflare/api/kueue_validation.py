@@ -3,8 +3,9 @@
 Kueue validates its objects in two places (the same rules for v1beta2 and v1beta1, whose ``cohort``
 is v1beta2's ``cohortName``): the CRD schemas (bounds, enums and CEL rules, which our bundled CRDs
 carry, so the API server refuses those with a 422) and its validating webhooks
-(``pkg/webhooks/clusterqueue_webhook.go``, ``resourceflavor_webhook.go``, ``workload_webhook.go``),
-whose rules are here: non-negative quotas, borrowing and lending limits only in a cohort, each
+(``pkg/webhooks/clusterqueue_webhook.go``, ``cohort_webhook.go``, ``resourceflavor_webhook.go``,
+``workload_webhook.go``), whose rules are here: non-negative quotas, borrowing and lending limits
+only in a cohort (a Cohort's only under a parent), fair-sharing weights, each
 flavor's resources equal to ``coveredResources`` in order, no resource or flavor in two groups,
 totals, label selectors, node labels and taints, pods requests, admission and reclaimable pods
 against the pod sets, pod sets frozen while quota is reserved. The operator's webhooks
@@ -23,7 +24,7 @@ from typing import Any
 from codeflare.api.raycluster import is_elastic_job
 from codeflare.k8s.conditions import is_condition_true
 from codeflare.k8s.names import is_label_value, is_qualified_name
-from codeflare.k8s.quantity import QuantityError, milli_value, parse_quantity
+from codeflare.k8s.quantity import QuantityError, canonical, milli_value, parse_quantity
 from codeflare.k8s.schema.field import ErrorType, FieldError
 
 __all__ = ["VALIDATORS", "cluster_queue_errors", "cohort_errors", "resource_flavor_errors", "workload_errors"]
@@ -34,6 +35,10 @@ IMMUTABLE = "field is immutable"  # apimachinery's FieldImmutableErrorMsg
 MAX_TOTAL_FLAVORS = 256
 MAX_TOTAL_COVERED_RESOURCES = 256
 MAX_FLAVOR_RESOURCES_PER_GROUP = 512
+# clusterqueue_webhook.go limitIsEmptyErrorMsgTemplate, worded for each kind's link upwards
+LIMIT_WITHOUT_COHORT = "must be nil when cohort is empty"
+LIMIT_WITHOUT_PARENT = "must be nil when parent is empty"
+MIN_FAIR_WEIGHT = parse_quantity("1n")  # common.go validateFairSharing: a weight <= 10^-9 collapses
 
 
 def _dict(value: Any) -> Obj:
@@ -59,7 +64,8 @@ def cluster_queue_errors(obj: Obj, old: Obj | None = None) -> list[FieldError]:
     spec = _dict(obj.get("spec"))
     groups = [_dict(group) for group in _list(spec.get("resourceGroups"))]
     # v1beta2's cohortName, or v1beta1's cohort (both versions are validated alike)
-    errors = _resource_group_errors(groups, in_cohort=bool(spec.get("cohortName") or spec.get("cohort")))
+    in_cohort = bool(spec.get("cohortName") or spec.get("cohort"))
+    errors = _resource_group_errors(groups, in_cohort, LIMIT_WITHOUT_COHORT, lending_within_nominal=True)
     selector = spec.get("namespaceSelector")
     if selector is not None:
         errors += _selector_errors(selector, "spec.namespaceSelector")
@@ -71,19 +77,42 @@ def cluster_queue_errors(obj: Obj, old: Obj | None = None) -> list[FieldError]:
 
 
 def cohort_errors(obj: Obj, old: Obj | None = None) -> list[FieldError]:
-    """Why Kueue's Cohort webhook would refuse ``obj``: the ClusterQueue's quota rules, with limits
-    allowed only under a parent, and a non-negative fair-sharing weight. A cycle is not refused:
-    it makes the tree's queues inactive (the engine reports it)."""
+    """Why Kueue's Cohort webhook would refuse ``obj`` (the same checks on create and update): the
+    fair-sharing weight, then the ClusterQueue's quota rules with limits allowed only under a
+    parent. Unlike a ClusterQueue's, a Cohort's lendingLimit may exceed its nominalQuota, and the
+    totals over all groups are not checked. A cycle is not refused: it makes the tree's queues
+    inactive (the engine reports it)."""
     spec = _dict(obj.get("spec"))
     groups = [_dict(group) for group in _list(spec.get("resourceGroups"))]
-    errors = _resource_group_errors(groups, in_cohort=bool(spec.get("parentName")))
-    weight = _dict(spec.get("fairSharing")).get("weight")
-    if weight is not None and _negative(weight):
-        errors.append(FieldError(ErrorType.INVALID, "spec.fairSharing.weight", NEGATIVE, str(weight)))
-    return errors + _total_errors(groups)
+    errors = _fair_sharing_errors(spec.get("fairSharing"), "spec.fairSharing")
+    in_cohort = bool(spec.get("parentName"))
+    return errors + _resource_group_errors(
+        groups, in_cohort, LIMIT_WITHOUT_PARENT, lending_within_nominal=False
+    )
 
 
-def _resource_group_errors(groups: list[Obj], in_cohort: bool) -> list[FieldError]:
+def _fair_sharing_errors(fair_sharing: Any, path: str) -> list[FieldError]:
+    """common.go validateFairSharing: a weight is not negative and, when not 0, above 1n (a smaller
+    one would collapse to 0 in the share computation). Reported at ``path``, not at its weight."""
+    weight = _dict(fair_sharing).get("weight")
+    if weight is None:
+        return []
+    try:
+        value = parse_quantity(weight)
+    except (QuantityError, TypeError, ValueError):
+        return []  # not a quantity: the schema's pattern reports it
+    shown = canonical(weight)  # as Kueue's Quantity.String() writes it: "0.0000000001" is "1n"
+    errors: list[FieldError] = []
+    if value < 0:
+        errors.append(FieldError(ErrorType.INVALID, path, NEGATIVE, shown))
+    if 0 < value <= MIN_FAIR_WEIGHT:
+        errors.append(FieldError(ErrorType.INVALID, path, "When not 0, weight must be > 10e-9", shown))
+    return errors
+
+
+def _resource_group_errors(
+    groups: list[Obj], in_cohort: bool, no_limits: str, lending_within_nominal: bool
+) -> list[FieldError]:
     errors: list[FieldError] = []
     seen_resources: set[str] = set()
     seen_flavors: set[str] = set()
@@ -97,7 +126,10 @@ def _resource_group_errors(groups: list[Obj], in_cohort: bool) -> list[FieldErro
                 errors.append(FieldError(ErrorType.DUPLICATE, where, value=name))
             seen_resources.add(name)
         for j, flavor in enumerate(_dict(f) for f in _list(group.get("flavors"))):
-            errors += _flavor_quota_errors(flavor, covered, in_cohort, f"{path}.flavors[{j}]")
+            where = f"{path}.flavors[{j}]"
+            errors += _flavor_quota_errors(
+                flavor, covered, in_cohort, no_limits, lending_within_nominal, where
+            )
             name = str(flavor.get("name", ""))
             if name in seen_flavors:
                 errors.append(FieldError(ErrorType.DUPLICATE, f"{path}.flavors[{j}].name", value=name))
@@ -105,7 +137,9 @@ def _resource_group_errors(groups: list[Obj], in_cohort: bool) -> list[FieldErro
     return errors
 
 
-def _flavor_quota_errors(flavor: Obj, covered: list[str], in_cohort: bool, path: str) -> list[FieldError]:
+def _flavor_quota_errors(
+    flavor: Obj, covered: list[str], in_cohort: bool, no_limits: str, lending_within_nominal: bool, path: str
+) -> list[FieldError]:
     errors: list[FieldError] = []
     # Kueue checks only as many entries as there are covered resources; the CRD rule refuses a
     # different count.
@@ -119,17 +153,22 @@ def _flavor_quota_errors(flavor: Obj, covered: list[str], in_cohort: bool, path:
             errors.append(FieldError(ErrorType.INVALID, f"{where}.nominalQuota", NEGATIVE, str(nominal)))
         for limit in ("borrowingLimit", "lendingLimit"):
             if quota.get(limit) is not None:
-                errors += _limit_errors(quota[limit], nominal, in_cohort, f"{where}.{limit}")
+                check_nominal = lending_within_nominal and limit == "lendingLimit"
+                errors += _limit_errors(
+                    quota[limit], nominal, in_cohort, no_limits, check_nominal, f"{where}.{limit}"
+                )
     return errors
 
 
-def _limit_errors(amount: Any, nominal: Any, in_cohort: bool, where: str) -> list[FieldError]:
+def _limit_errors(
+    amount: Any, nominal: Any, in_cohort: bool, no_limits: str, check_nominal: bool, where: str
+) -> list[FieldError]:
     errors: list[FieldError] = []
     if not in_cohort:
-        errors.append(FieldError(ErrorType.INVALID, where, "must be nil when cohort is empty", str(amount)))
+        errors.append(FieldError(ErrorType.INVALID, where, no_limits, str(amount)))
     if _negative(amount):
         errors.append(FieldError(ErrorType.INVALID, where, NEGATIVE, str(amount)))
-    elif where.endswith("lendingLimit") and _exceeds(amount, nominal):
+    elif check_nominal and _exceeds(amount, nominal):
         detail = "must be less than or equal to the nominalQuota"
         errors.append(FieldError(ErrorType.INVALID, where, detail, str(amount)))
     return errors
