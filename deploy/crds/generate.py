@@ -849,11 +849,11 @@ def admission_scope() -> Schema:
 
 
 def fair_sharing_spec() -> Schema:
-    # Kueue v0.19 apis/kueue/v1beta2/fairsharing_types.go (FairSharing)
-    return obj(
-        {"weight": quantity("Share of the parent's unused quota against siblings (default 1; 0: last).")},
-        "Fair-sharing properties; read only when fair sharing is enabled.",
-    )
+    # Kueue v0.19 apis/kueue/v1beta2/fairsharing_types.go (FairSharing, shared by ClusterQueue,
+    # Cohort and LocalQueue); its weight marker defaults it to 1
+    weight = quantity("Share of the parent's unused quota against siblings (default 1; 0: last).")
+    weight["default"] = 1
+    return obj({"weight": weight}, "Fair-sharing properties; read only when fair sharing is enabled.")
 
 
 def fair_sharing_status() -> Schema:
@@ -984,6 +984,14 @@ QUOTA_RESERVED = (
     "has({0}.status) && has({0}.status.conditions) && {0}.status.conditions.exists(c, "
     "c.type == 'QuotaReserved' && c.status == 'True')"
 )
+# Kueue's maximumExecutionTimeSeconds rule: unchanged (unset counting as 0) while Admitted before
+# and after the write (Kueue 0.19's message says "quota reserved"; its rule reads Admitted).
+ADMITTED = QUOTA_RESERVED.replace("'QuotaReserved'", "'Admitted'")
+MAX_EXECUTION_RULE = (
+    f"!({ADMITTED.format('oldSelf')} && {ADMITTED.format('self')})"
+    " || (has(oldSelf.spec.maximumExecutionTimeSeconds) ? oldSelf.spec.maximumExecutionTimeSeconds : 0)"
+    " == (has(self.spec.maximumExecutionTimeSeconds) ? self.spec.maximumExecutionTimeSeconds : 0)"
+)
 WORKLOAD_RULES = rules(
     (
         f"{QUOTA_RESERVED.format('self')} && has(self.status.admission) ? "
@@ -1002,6 +1010,7 @@ WORKLOAD_RULES = rules(
         " || oldSelf.spec.queueName == self.spec.queueName))",
         "field is immutable",
     ),
+    (MAX_EXECUTION_RULE, "maximumExecutionTimeSeconds is immutable while admitted"),
 )
 
 
@@ -1026,6 +1035,7 @@ WORKLOAD_RULES_V1BETA2 = rules(
         " && (!has(oldSelf.spec.queueName) || oldSelf.spec.queueName == self.spec.queueName))",
         "queueName is immutable while workload quota reserved",
     ),
+    (MAX_EXECUTION_RULE, "maximumExecutionTimeSeconds is immutable while workload quota reserved"),
 )
 
 

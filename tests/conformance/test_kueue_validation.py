@@ -316,6 +316,31 @@ CLUSTER_QUEUE_CASES: list[tuple[str, Obj, int, str]] = [
         OK,
         "",
     ),
+    # The table's FairSharing weight entries (the same at v0.14.8 and v0.19.2): refused by the
+    # webhook's validateFairSharing (pkg/webhooks/common.go), at spec.fairSharing.
+    ("Should allow zero FairSharing weight", cq(fairSharing={"weight": "0"}), OK, ""),
+    ("Should allow fractional FairSharing weight", cq(fairSharing={"weight": "0.1"}), OK, ""),
+    ("Should allow small FairSharing weight", cq(fairSharing={"weight": "1m"}), OK, ""),
+    ("Should allow even smaller FairSharing weight", cq(fairSharing={"weight": "1u"}), OK, ""),
+    ("Should allow smallest FairSharing weight", cq(fairSharing={"weight": "2n"}), OK, ""),
+    (
+        "Should forbid threshold FairSharing weight",
+        cq(fairSharing={"weight": "1n"}),
+        FORBIDDEN,
+        'spec.fairSharing: Invalid value: "1n": When not 0, weight must be > 10e-9',
+    ),
+    (  # 10^-10: a Quantity rounds it up to 1n
+        "Should forbid collapsed FairSharing weight",
+        cq(fairSharing={"weight": "0.0000000001"}),
+        FORBIDDEN,
+        'spec.fairSharing: Invalid value: "1n": When not 0, weight must be > 10e-9',
+    ),
+    (
+        "Should forbid negative FairSharing weight",
+        cq(fairSharing={"weight": "-1"}),
+        FORBIDDEN,
+        'spec.fairSharing: Invalid value: "-1": must be greater than or equal to 0',
+    ),
     # Not in Kueue's integration table; its unit table (clusterqueue_webhook_test.go) and
     # metav1 ValidateLabelSelector have them. The "typo `in`" case first.
     (
@@ -440,6 +465,21 @@ DEFAULTING_CASES = [
             "stopPolicy": "None",
             "flavorFungibility": DEFAULT_FUNGIBILITY,
             "preemption": OVERRIDDEN,
+        },
+    ),
+    (  # the FairSharing weight's CRD default (fairsharing_types.go, +kubebuilder:default=1)
+        "Default fair sharing",
+        {"fairSharing": {}},
+        {
+            "queueingStrategy": "BestEffortFIFO",
+            "stopPolicy": "None",
+            "flavorFungibility": DEFAULT_FUNGIBILITY,
+            "preemption": {
+                "withinClusterQueue": "Never",
+                "reclaimWithinCohort": "Never",
+                "borrowWithinCohort": {"policy": "Never"},
+            },
+            "fairSharing": {"weight": 1},
         },
     ),
 ]
@@ -1034,6 +1074,13 @@ WORKLOAD_CASES: list[tuple[str, Obj, int, str]] = [
         FORBIDDEN,
         "at most one podSet can use minCount",
     ),
+    (  # Kueue's entry names spell it "Exexcution"; the CRD's Minimum=1
+        "invalid maximumExexcutionTimeSeconds",
+        wl("w-14", maximumExecutionTimeSeconds=0),
+        INVALID,
+        "spec.maximumExecutionTimeSeconds",
+    ),
+    ("valid maximumExexcutionTimeSeconds", wl("w-15", maximumExecutionTimeSeconds=1), OK, ""),
 ]
 
 
@@ -1197,6 +1244,69 @@ def test_pending_workload_may_change_its_pod_sets(api: k8s.CustomObjectsApi) -> 
     assert updated["spec"]["podSets"][0]["count"] == 4
 
 
+ADMITTED = {**RESERVED, "type": "Admitted", "reason": "Admitted", "message": "admitted"}
+# The rule's message: Kueue v0.14.8's at v1beta1, v0.19.2's at v1beta2 (the same rule: Admitted
+# before and after, whatever the message says).
+MAX_EXECUTION_IMMUTABLE = {
+    "v1beta1": "maximumExecutionTimeSeconds is immutable while admitted",
+    "v1beta2": "maximumExecutionTimeSeconds is immutable while workload quota reserved",
+}
+# workload_test.go "Validate Workload on update", its maximumExecutionTimeSeconds entries (the same
+# at v0.14.8 and v0.19.2; Kueue's "admitted" is quota reserved plus the Admitted condition): a CRD
+# rule on the Workload (workload_types.go XValidation), so 422. (name, value before, value after
+# (None: unset), state before the update, expected, what the refusal names: the version's message)
+MAX_EXECUTION_UPDATE_CASES: list[tuple[str, int | None, int | None, str, int, str]] = [
+    ("can add maximum execution time when not admitted", None, 1, "pending", OK, ""),
+    ("can update maximum execution time when not admitted", 1, 2, "pending", OK, ""),
+    ("cannot add maximum execution time when admitted", None, 1, "admitted", INVALID, "immutable"),
+    ("cannot update maximum execution time when admitted", 1, 2, "admitted", INVALID, "immutable"),
+    # Not in Kueue's table: the rule's other branches (an unset value counts as 0; the condition
+    # it reads is Admitted, not QuotaReserved).
+    ("cannot remove maximum execution time when admitted", 1, None, "admitted", INVALID, "immutable"),
+    ("can update maximum execution time while quota is reserved but not admitted", 1, 2, "reserved", OK, ""),
+]
+
+
+@pytest.mark.parametrize("version", ["v1beta1", "v1beta2"])
+@pytest.mark.parametrize(
+    ("name", "before", "after", "state", "expected", "names"),
+    MAX_EXECUTION_UPDATE_CASES,
+    ids=[c[0] for c in MAX_EXECUTION_UPDATE_CASES],
+)
+def test_workload_maximum_execution_time_update(
+    api: k8s.CustomObjectsApi,
+    version: str,
+    name: str,
+    before: int | None,
+    after: int | None,
+    state: str,
+    expected: int,
+    names: str,
+) -> None:
+    index = next(i for i, case in enumerate(MAX_EXECUTION_UPDATE_CASES) if case[0] == name)
+    workload_name = f"max-exec-{index}-{version}"
+    obj = wl(workload_name) if before is None else wl(workload_name, maximumExecutionTimeSeconds=before)
+    if state == "pending":
+        api.create_namespaced_custom_object(GROUP, VERSION, NAMESPACE, "workloads", obj)
+    else:
+        reserved = _reserve(api, obj, {"name": "main", "count": 1})
+        if state == "admitted":
+            reserved["status"]["conditions"].append(ADMITTED)
+        _status(api, reserved)
+    get = api.get_namespaced_custom_object
+    current = as_obj(get(GROUP, version, NAMESPACE, "workloads", workload_name))
+    if after is None:
+        del current["spec"]["maximumExecutionTimeSeconds"]
+    else:
+        current["spec"]["maximumExecutionTimeSeconds"] = after
+    replace = api.replace_namespaced_custom_object
+    _check(
+        lambda: replace(GROUP, version, NAMESPACE, "workloads", workload_name, current),
+        expected,
+        MAX_EXECUTION_IMMUTABLE[version] if names else "",
+    )
+
+
 @pytest.mark.kubectl
 @pytest.mark.skipif(KUBECTL is None and not KUBECTL_REQUIRED, reason="no kubectl binary on PATH")
 def test_kubectl_apply_of_a_bad_cluster_queue_shows_the_field_and_the_rule(
@@ -1231,4 +1341,5 @@ def test_every_case_is_listed_in_the_validation_document() -> None:
     names += [case[0] for case in unit.WORKLOAD_UPDATE_CASES]
     names += [case[0] for case in DEFAULTING_CASES]
     names += [case[0] for case in COHORT_CASES + COHORT_UPDATE_CASES]
+    names += [case[0] for case in MAX_EXECUTION_UPDATE_CASES]
     assert [name for name in names if f"| {name} |" not in document] == []

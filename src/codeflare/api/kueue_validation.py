@@ -60,7 +60,8 @@ def _negative(value: Any) -> bool:
 
 
 def cluster_queue_errors(obj: Obj, old: Obj | None = None) -> list[FieldError]:
-    """Why Kueue's ClusterQueue webhook would refuse ``obj`` (the same checks on create and update)."""
+    """Why Kueue's ClusterQueue webhook would refuse ``obj`` (the same checks on create and update):
+    the resource groups, the namespace selector, the fair-sharing weight, then the totals."""
     spec = _dict(obj.get("spec"))
     groups = [_dict(group) for group in _list(spec.get("resourceGroups"))]
     # v1beta2's cohortName, or v1beta1's cohort (both versions are validated alike)
@@ -69,6 +70,7 @@ def cluster_queue_errors(obj: Obj, old: Obj | None = None) -> list[FieldError]:
     selector = spec.get("namespaceSelector")
     if selector is not None:
         errors += _selector_errors(selector, "spec.namespaceSelector")
+    errors += _fair_sharing_errors(spec.get("fairSharing"), "spec.fairSharing")
     errors += _total_errors(groups)
     return errors
 

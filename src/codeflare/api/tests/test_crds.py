@@ -272,6 +272,7 @@ def test_documented_enums_and_defaults() -> None:
     assert quota["properties"]["nominalQuota"]["x-kubernetes-int-or-string"] is True
     assert re.match(quota["properties"]["nominalQuota"]["pattern"], "256Gi")
     assert not re.match(quota["properties"]["nominalQuota"]["pattern"], "lots")
+    assert cq["fairSharing"]["properties"]["weight"]["default"] == 1  # Kueue's +kubebuilder:default=1
 
     job = spec_props("ray.io", "rayjobs")
     assert job["submissionMode"]["default"] == "K8sJobMode"
@@ -283,6 +284,18 @@ def test_documented_enums_and_defaults() -> None:
     pod_set = spec_props("kueue.x-k8s.io", "workloads")["podSets"]["items"]["properties"]
     assert pod_set["name"]["default"] == "main"
     assert pod_set["count"]["minimum"] == 0
+    workload = spec_props("kueue.x-k8s.io", "workloads")
+    assert workload["maximumExecutionTimeSeconds"]["minimum"] == 1
+    messages = [
+        rule["message"]
+        for served in crd_for("kueue.x-k8s.io", "workloads")["spec"]["versions"]
+        for rule in served["schema"]["openAPIV3Schema"]["x-kubernetes-validations"]
+        if "maximumExecutionTimeSeconds" in rule["rule"]
+    ]  # Kueue v0.14.8's message at v1beta1, v0.19.2's at v1beta2
+    assert messages == [
+        "maximumExecutionTimeSeconds is immutable while admitted",
+        "maximumExecutionTimeSeconds is immutable while workload quota reserved",
+    ]
 
 
 def test_appwrapper_phases_include_the_empty_phase() -> None:

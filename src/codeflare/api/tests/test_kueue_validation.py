@@ -5,7 +5,7 @@ Sources (kubernetes-sigs/kueue v0.14.8): pkg/webhooks/clusterqueue_webhook_test.
 TestValidateFlavorResourceCombinations), resourceflavor_webhook_test.go
 (TestValidateResourceFlavor) and workload_webhook_test.go (TestValidateWorkload,
 TestValidateWorkloadUpdate). As Kueue's tables do, errors are compared by type and field, not
-by wording. Cases about fields we do not serve (admissionChecksStrategy, fairSharing,
+by wording. Cases about fields we do not validate or serve (admissionChecksStrategy,
 admissionChecks' podSetUpdates, clusterName) are listed in docs/conformance/validation.md.
 """
 
