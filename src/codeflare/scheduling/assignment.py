@@ -116,12 +116,15 @@ Grade = tuple[int, int]  # (mode, minus Kueue's borrowing level: 0 = not borrowi
 def _may_try_preemption(
     ctx: AssignmentContext, compiled: CompiledQueue, fr: FlavorResource, value: int
 ) -> bool:
-    """Kueue's gate before simulating preemption: the request fits in nominal quota alone, or the
-    queue may preempt while borrowing (borrowWithinCohort, or fair sharing with reclaim)."""
+    """Kueue's gate before simulating preemption: the request fits in nominal quota alone, or a
+    cohort below the root holds it without borrowing (mayReclaimInHierarchy), or the queue may
+    preempt while borrowing (borrowWithinCohort, or fair sharing with reclaim)."""
     policy = compiled.spec.preemption
     bwc = compiled.parent is not None and policy.borrow_within_cohort.policy != "Never"
     fair = ctx.fair_sharing and policy.reclaim_within_cohort != "Never"
-    return value <= compiled.nominal[fr] or bwc or fair
+    if value <= compiled.nominal[fr] or bwc or fair:
+        return True
+    return ctx.book.reclaims_in_hierarchy(compiled.spec.name, fr, value)
 
 
 def quota_shortfall(

@@ -438,6 +438,24 @@ class QuotaBook:
         root = compiled.parent.root
         return root.height if root is not None else 1
 
+    def reclaims_in_hierarchy(self, name: str, fr: FlavorResource, value: int) -> bool:
+        """Kueue's mayReclaimInHierarchy (FindHeightOfLowestSubtreeThatFits' second result): the
+        lowest subtree that holds ``value`` of ``fr`` without borrowing has a parent, so the queue
+        may reclaim there even while it borrows (False without a cohort, or in a flat one)."""
+        compiled = self.queues[name]
+        used = self.usage[name].get(fr, 0)
+        if compiled.parent is None or used + value <= compiled.nominal.get(fr, 0):
+            return compiled.parent is not None
+        remaining = value - max(0, compiled.guaranteed.get(fr, 0) - used)
+        node: CohortNode | None = compiled.parent
+        while node is not None:
+            held = node.usage.get(fr, 0)
+            if held + remaining <= node.subtree.get(fr, 0):
+                return node.parent is not None
+            remaining -= max(0, node.guaranteed.get(fr, 0) - held)
+            node = node.parent
+        return False
+
     def view(self, name: str, fr: FlavorResource, available: int | None = None) -> QuotaView:
         """``available`` broken down for a human-readable reason (``available``: when the caller
         has just read it; every full queue's head is graded with one)."""

@@ -99,6 +99,32 @@ def test_a_borrowing_limit_on_a_cohort_caps_what_its_subtree_takes() -> None:
     assert _submit(engine, "w4", "a", "4") in engine.schedule(1.0).admissions
 
 
+def test_a_queue_reclaims_what_its_own_subtree_guarantees_although_it_borrows() -> None:
+    """Kueue's flavor assigner simulates preemption when the request fits, without borrowing, in a
+    cohort below the root (mayReclaimInHierarchy), although the queue itself has no nominal quota
+    and may not preempt while borrowing (Kueue v0.19.2 test/integration/singlecluster/scheduler/
+    preemption_test.go, "In a multi-level cohort": the same trees, the same decisions)."""
+    engine = _engine()
+    engine.add_cohort(Cohort("root"))
+    engine.add_cohort(Cohort("guaranteed", "root", _groups("3")))
+    reclaim = Preemption("Never", "Any")
+    _queue(engine, "best-effort", "root", "0", preemption=reclaim)
+    _queue(engine, "guaranteed", "guaranteed", "0", preemption=reclaim)
+    other = _submit(engine, "other", "best-effort", "3", prio=100)
+    assert other in engine.schedule(0.0).admissions  # borrowed from the guaranteed subtree
+    mine = _submit(engine, "mine", "guaranteed", "3", at=1.0, prio=10)
+    result = engine.schedule(1.0)
+    assert [(p.preemptor, p.victim) for p in result.preemptions] == [(mine, other)]
+    # a flat cohort has no subtree below the root: the same request is not a reason to reclaim
+    flat = _engine()
+    flat.add_cohort(Cohort("root", None, _groups("3")))
+    _queue(flat, "best-effort", "root", "0", preemption=reclaim)
+    _queue(flat, "guaranteed", "root", "0", preemption=reclaim)
+    assert _submit(flat, "other", "best-effort", "3", prio=100) in flat.schedule(0.0).admissions
+    _submit(flat, "mine", "guaranteed", "3", at=1.0, prio=10)
+    assert list(flat.schedule(1.0).preemptions) == []
+
+
 def test_a_cycle_makes_the_trees_queues_inactive_until_it_is_broken() -> None:
     engine = _engine()
     engine.add_cohort(Cohort("a", "b"))
