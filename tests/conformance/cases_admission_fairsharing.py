@@ -1,6 +1,7 @@
 """Kueue v0.14.8 test/integration/singlecluster/scheduler/fairsharing/fair_sharing_test.go, the
 admission fair sharing cases ("Using AdmissionFairSharing at ClusterQueue level" and "at Cohort
-level"), as data.
+level"), as data; then the admission fair sharing cases added by v0.19.2 and Kueue's main branch
+(their Case source says which).
 
 They run against an operator with ``queueing.admissionFairSharing`` (half-life 1 s, sampling
 interval 1 s, as Kueue's suite starts its manager for these Describes) and fair sharing on
@@ -26,6 +27,8 @@ from tests.conformance.controller_dsl import (
     flavor,
     local_queue,
     lq_usage,
+    next_second,
+    patch,
     pending,
     quotas,
     workload,
@@ -37,8 +40,9 @@ DEFAULT = flavor("default")
 USAGE_BASED = {"admissionMode": "UsageBasedAdmissionFairSharing"}
 
 
-def _case(key: str, objects: tuple, *steps: Step, differs: str = "") -> None:  # type: ignore[type-arg]
-    AFS_CASES[f"{F}: {key}"] = Case(F, objects, steps, differs)
+def _case(key: str, objects: tuple, *steps: Step, differs: str = "", version: str = "") -> None:  # type: ignore[type-arg]
+    """A case of Kueue v0.14.8 unless ``version`` names the release (or ``main``) it comes from."""
+    AFS_CASES[f"{F}: {key}"] = Case(f"{F} ({version})" if version else F, objects, steps, differs)
 
 
 def cq_level() -> tuple[dict, ...]:  # type: ignore[type-arg]
@@ -157,4 +161,62 @@ _case(
     create(workload("c0", "lq-c", cpu="10")),
     evicted("a-high", reason="Preempted"),
     admitted("cq2", "c0"),
+)
+
+
+# -- Kueue v0.19.2 and main (cases added to fair_sharing_test.go after v0.14.8) -------------------
+_case(
+    "Using AdmissionFairSharing at ClusterQueue level / "
+    "should update consumed resources and subtract entry penalties on workload admission",
+    cq_level(),
+    create(four("a1", "lq-a")),
+    admitted("cq1", "a1"),
+    lq_usage("lq-a", ">", 0),
+    create(four("a2", "lq-a")),
+    admitted("cq1", "a2"),
+    lq_usage("lq-a", ">", 3_900),
+    differs="Kueue also reads its queue manager's ledger (AfsUsageLedger.HasPendingPenalty: no entry "
+    "penalty left once the workload is admitted), which no API shows; the consumed resources the "
+    "LocalQueue reports are compared (our engine settles the penalty at admission, scheduling/afs.py).",
+    version="v0.19.2",
+)
+_case(
+    "Self-triggered reconciles do not truncate CPU / "
+    "should maintain non-zero CPU ConsumedResources across sampling intervals",
+    (
+        DEFAULT,
+        cluster_queue("cq-afs-cpu", quotas("default", cpu="4"), cohort="cohort"),
+        local_queue("lq-afs-cpu", "cq-afs-cpu"),
+    ),
+    create(workload("wl", "lq-afs-cpu", cpu="500m")),
+    admitted("cq-afs-cpu", "wl"),
+    lq_usage("lq-afs-cpu", ">", 0),
+    next_second(),
+    next_second(),
+    lq_usage("lq-afs-cpu", ">", 0),
+    next_second(),
+    next_second(),
+    lq_usage("lq-afs-cpu", ">", 0),
+    differs="Kueue checks the CPU stays above zero with gomega.Consistently (ConsistentDuration); the "
+    "DSL has no such step, so it is read again after two and after four more seconds (two and four "
+    "sampling intervals).",
+    version="v0.19.2",
+)
+_case(
+    "Using AdmissionFairSharing at Cohort level / "
+    "admits from the LocalQueue whose weight is raised through the API",
+    cohort_level(),
+    create(workload("b-usage", "lq-b", cpu="32")),
+    admitted("cq1", "b-usage"),
+    lq_usage("lq-b", ">", 0),
+    finish("b-usage"),
+    create(workload("blocker", "lq-a", cpu="32")),
+    admitted("cq1", "blocker"),
+    create(workload("a0", "lq-a", cpu="32"), workload("b0", "lq-b", cpu="32")),
+    pending("a0", "b0"),
+    patch("LocalQueue", "lq-a", {"spec": {"fairSharing": {"weight": "1000000"}}}),
+    finish("blocker"),
+    admitted("cq1", "a0"),
+    pending("b0"),
+    version="main (after v0.19.2)",
 )

@@ -1,4 +1,5 @@
-"""Kueue v0.14.8 test/integration/singlecluster/scheduler/fairsharing/fair_sharing_test.go, as data.
+"""Kueue test/integration/singlecluster/scheduler/fairsharing/fair_sharing_test.go, as data: the
+cases of v0.14.8, then those added by v0.19.2 (``_case19``: their Case source says the version).
 
 These run against an operator with ``queueing.fairSharing.enable`` (Kueue's suite starts its
 manager with fair sharing on), so they have their own registry and control plane
@@ -12,18 +13,24 @@ from tests.conformance.controller_dsl import (
     Case,
     Step,
     admitted,
+    admitted_count,
     cluster_queue,
     cohort,
     condition,
     counts,
     create,
+    delete,
     evicted,
     finish,
     flavor,
+    gone,
+    lacks_condition,
     local_queue,
     lq_counts,
     next_second,
+    patch,
     pending,
+    pod_set,
     quotas,
     spec_is,
     workload,
@@ -271,4 +278,407 @@ _case(
     spec_is("LocalQueue", "lq-a", "status.fairSharing", None),
     differs="Kueue checks status.fairSharing once the workload is admitted; so do we, after the "
     "LocalQueue's counts are written (so a status write has happened).",
+)
+
+# -- Kueue v0.19.2 (the cases added to fair_sharing_test.go after v0.14.8) ------------------------
+V19 = "v0.19.2"
+F1, F2 = flavor("flavor1"), flavor("flavor2")
+TRY_NEXT = {"whenCanBorrow": "TryNextFlavor", "whenCanPreempt": "TryNextFlavor"}
+WEIGHT_1 = {"weight": "1"}
+
+
+def _case19(key: str, objects: tuple, *steps: Step, differs: str = "", version: str = V19) -> None:  # type: ignore[type-arg]
+    FAIR_CASES[f"{F}: {key}"] = Case(f"{F} ({version})", objects, steps, differs)
+
+
+def fair_cq(name: str, *flavors: dict, cohort_name: str) -> tuple[dict, ...]:  # type: ignore[type-arg]
+    """``createQueue`` of the several-flavor Describes: weight 1, TryNextFlavor on borrow and
+    preempt, reclaim Any / within LowerPriority; and its LocalQueue of the same name."""
+    return (
+        cluster_queue(
+            name,
+            *flavors,
+            cohort=cohort_name,
+            fairSharing=WEIGHT_1,
+            flavorFungibility=TRY_NEXT,
+            preemption=RECLAIM,
+        ),
+        local_queue(name, name),
+    )
+
+
+def zero_weight_queues() -> tuple[dict, ...]:  # type: ignore[type-arg]
+    """top-cohort (8 CPUs) > best-effort-cq-a, best-effort-cq-b (0 CPUs, weight 0, reclaim Any)."""
+    return (
+        DEFAULT,
+        cohort("top-cohort", quotas("default", cpu="8")),
+        *(
+            obj
+            for name in ("best-effort-cq-a", "best-effort-cq-b")
+            for obj in (
+                cluster_queue(
+                    name,
+                    quotas("default", cpu="0"),
+                    cohort="top-cohort",
+                    fairSharing={"weight": "0"},
+                    preemption={"reclaimWithinCohort": "Any"},
+                ),
+                local_queue(name, name),
+            )
+        ),
+    )
+
+
+_case19(
+    "Preemption is enabled and CQs have 0 weight / "
+    "Should prevent other workloads from stealing quota when preemptor is waiting for multiple evictions",
+    (
+        DEFAULT,
+        cohort("thrash-cohort"),
+        cluster_queue(
+            "cq-1",
+            quotas("default", cpu="10", memory="0"),
+            cohort="thrash-cohort",
+            preemption={"reclaimWithinCohort": "Any"},
+        ),
+        local_queue("cq-1", "cq-1"),
+        cluster_queue(
+            "cq-2",
+            quotas("default", cpu="0", memory="10"),
+            cohort="thrash-cohort",
+            preemption={"reclaimWithinCohort": "Any"},
+        ),
+        local_queue("cq-2", "cq-2"),
+    ),
+    create(workload("wl-a", "cq-2", pod_set(cpu="1", memory="0"), priority=100)),
+    create(workload("wl-b", "cq-2", pod_set(cpu="1", memory="0"), priority=100)),
+    admitted("cq-2", "wl-a", "wl-b"),
+    create(workload("preemptor", "cq-1", pod_set(cpu="10", memory="10"), priority=0)),
+    evicted("wl-a", "wl-b", reason="Preempted"),
+    admitted("cq-1", "preemptor"),
+    pending("wl-a", "wl-b"),
+    counts("cq-2", 2, 0),
+    differs="Kueue's test completes the two evictions by hand, one at a time "
+    "(FinishEvictionForWorkloads, feature gate PrioritizePreemptorWorkloads on), and checks wlA is not "
+    "re-admitted in between; our operator's eviction write removes the admission at once and the "
+    "preemptor is admitted in the next cycle, so there is no in-between to observe: the end state is "
+    "compared (both preempted and pending, the preemptor admitted).",
+)
+_case19(
+    "Preemption is enabled and CQs have 0 weight / should have NaN weighted share metric",
+    zero_weight_queues(),
+    create(workload("a1", "best-effort-cq-a", cpu="4", priority=100)),
+    admitted("best-effort-cq-a", "a1"),
+    counts("best-effort-cq-a", 0, 1),
+    share("best-effort-cq-a", 2**63 - 1),
+    differs="Kueue reads the kueue_cluster_queue_weighted_share gauge (NaN for weight 0 while borrowing); "
+    "we serve no metrics, so the ClusterQueue's status.fairSharing.weightedShare is compared: the "
+    "largest int64, which is what Kueue writes there for the same state.",
+)
+_case19(
+    "RecomputeAssignmentUponPreemptionTargetsOverlap with multiple flavors / "
+    "hero workload sticks to preferred flavor if overlap resolved",
+    (
+        DEFAULT,
+        F1,
+        F2,
+        cohort("cohort-a"),
+        *(
+            obj
+            for name, cpu in (("cq-hero", "100"), ("cq-tiny", "50"), ("cq-rest", "0"))
+            for obj in (
+                cluster_queue(
+                    name,
+                    quotas("flavor1", cpu=cpu),
+                    quotas("flavor2", cpu=cpu),
+                    cohort="cohort-a",
+                    preemption=RECLAIM,
+                ),
+                local_queue(name, name),
+            )
+        ),
+    ),
+    create(workload("wl-a", "cq-rest", cpu="150", priority=10)),
+    admitted("cq-rest", "wl-a", flavors={"cpu": "flavor1"}),
+    create(workload("wl-b", "cq-rest", cpu="150", priority=10)),
+    admitted("cq-rest", "wl-b", flavors={"cpu": "flavor2"}),
+    create(
+        workload("hero", "cq-hero", cpu="100", priority=100),
+        workload("tiny", "cq-tiny", cpu="50", priority=50),
+    ),
+    evicted("wl-a", reason="Preempted"),
+    admitted("cq-hero", "hero", flavors={"cpu": "flavor1"}),
+    admitted("cq-tiny", "tiny", flavors={"cpu": "flavor1"}),
+    admitted("cq-rest", "wl-b", flavors={"cpu": "flavor2"}),
+    lacks_condition("Workload", "wl-b", "Preempted"),
+    differs="Kueue completes wlA's eviction by hand (FinishEvictionForWorkloads); our operator evicts "
+    "it itself. Kueue's test only checks hero and tiny are admitted; we also check they are admitted "
+    "in flavor1 (the preferred flavor the case's name speaks of).",
+)
+# root-cohort > cohort-a (0 CPUs, borrowing limit 10 per flavor) > cq-p1, cq-p2 (3 + 3), cq-p3 (2 + 4);
+# root-cohort > cohort-b > cq-p4 (2 + 0)
+_case19(
+    "using hierarchical cohorts with several flavors / "
+    "Prefers flavor with remaining guarantees at Cohort level",
+    (
+        DEFAULT,
+        F1,
+        F2,
+        cohort("root-cohort"),
+        *(
+            cohort(
+                name,
+                quotas("flavor1", cpu=("0", "10")),
+                quotas("flavor2", cpu=("0", "10")),
+                parent="root-cohort",
+                weight="1",
+            )
+            for name in ("cohort-a", "cohort-b")
+        ),
+        *fair_cq(
+            "cq-p1",
+            quotas("flavor1", cpu=("3", "10")),
+            quotas("flavor2", cpu=("3", "10")),
+            cohort_name="cohort-a",
+        ),
+        *fair_cq(
+            "cq-p2",
+            quotas("flavor1", cpu=("3", "10")),
+            quotas("flavor2", cpu=("3", "10")),
+            cohort_name="cohort-a",
+        ),
+        *fair_cq(
+            "cq-p3",
+            quotas("flavor1", cpu=("2", "10")),
+            quotas("flavor2", cpu=("4", "10")),
+            cohort_name="cohort-a",
+        ),
+        *fair_cq(
+            "cq-p4",
+            quotas("flavor1", cpu=("2", "10")),
+            quotas("flavor2", cpu=("0", "10")),
+            cohort_name="cohort-b",
+        ),
+    ),
+    create(*(workload(f"p1-{i}", "cq-p1", cpu="1") for i in range(18))),
+    counts("cq-p1", 0, 18),
+    # cq-p1 borrows 12 of the 20 CPUs cohort-a sees; cohort-a stays within its 18 (all of it guaranteed)
+    share("cq-p1", 600),
+    share("cohort-a", 0, kind="Cohort"),
+)
+
+
+def drs_queues() -> tuple[dict, ...]:  # type: ignore[type-arg]
+    """kueue#7101: root-cohort (implicit) > cohort-a (9 CPUs of flavor1) > cq-p1, cq-p2 (0 CPUs)."""
+    return (
+        F1,
+        cohort("cohort-a", quotas("flavor1", cpu="9"), parent="root-cohort", weight="1"),
+        *fair_cq("cq-p1", quotas("flavor1", cpu="0"), cohort_name="cohort-a"),
+        *fair_cq("cq-p2", quotas("flavor1", cpu="0"), cohort_name="cohort-a"),
+    )
+
+
+P1 = tuple(f"p1-{i}" for i in range(4))
+DRS_DIFFERS = (
+    "Kueue completes the two evictions in cq-p1 by hand (FinishEvictionOfWorkloadsInCQ) and compares the "
+    "admitted-workloads total metric (4 in cq-p1: none re-admitted); our operator evicts and requeues "
+    "by itself, so the two evicted Workloads count as pending and 2 as admitted."
+)
+
+
+def drs_case(it: str, blockers: tuple[str, ...], size: str, p2_share: int) -> None:
+    """The four Its of "ClusterQueue head is ineligible for admission due to DominantResourceShare":
+    cq-p1 fills the cohort with four 2-CPU workloads; the ``blockers`` (priority 999) can't find
+    enough targets; a ``size`` workload (priority 0) behind them preempts two and is admitted."""
+    _case19(
+        f"ClusterQueue head is ineligible for admission due to DominantResourceShare / {it}",
+        drs_queues(),
+        create(*(workload(name, "cq-p1", cpu="2") for name in P1)),
+        admitted("cq-p1", *P1),
+        *(
+            (
+                create(
+                    *(
+                        workload(f"blocker-{i}", "cq-p2", cpu=cpu, priority=999)
+                        for i, cpu in enumerate(blockers)
+                    )
+                ),
+                pending(*(f"blocker-{i}" for i in range(len(blockers)))),
+                counts("cq-p2", len(blockers), 0),
+                counts("cq-p1", 0, 4),
+            )
+            if blockers
+            else ()
+        ),
+        create(workload("p2", "cq-p2", cpu=size, priority=0)),
+        admitted("cq-p2", "p2"),
+        admitted_count("cq-p1", 2, *P1),
+        counts("cq-p1", 2, 2),
+        counts("cq-p2", len(blockers), 1),
+        share("cq-p1", 445),  # 4 * 1000 / 9, rounded up
+        share("cq-p2", p2_share),
+        differs=DRS_DIFFERS,
+    )
+
+
+drs_case("workload of size 5 preempts using LessThanInitialShare policy and admits", (), "5", 556)
+drs_case(
+    "workload of size 5 admits with inadmissible higher priority workload at ClusterQueue head",
+    ("6",),
+    "5",
+    556,
+)
+drs_case(
+    "workload of size 4 admits with inadmissible higher priority workload at ClusterQueue head",
+    ("6",),
+    "4",
+    445,
+)
+drs_case("workload admits when several higher priority blocking workloads in front", ("7", "6"), "5", 556)
+
+
+def head_queues() -> tuple[dict, ...]:  # type: ignore[type-arg]
+    """kueue#6929: root (implicit) > cohort-a (3 CPUs of flavor1) > cq1 (0); root > cq2 (0)."""
+    return (
+        F1,
+        cohort("cohort-a", quotas("flavor1", cpu="3"), parent="root", weight="1"),
+        *fair_cq("cq1", quotas("flavor1", cpu="0"), cohort_name="cohort-a"),
+        *fair_cq("cq2", quotas("flavor1", cpu="0"), cohort_name="root"),
+    )
+
+
+HEAD = "ClusterQueue head has inadmissible workload / "
+_case19(
+    HEAD + "workload which fits behind ClusterQueue head is able to admit",
+    head_queues(),
+    create(workload("b0", "cq2", cpu="1"), workload("b1", "cq2", cpu="1")),
+    admitted("cq2", "b0", "b1"),
+    create(workload("big", "cq1", cpu="4", priority=999)),
+    pending("big"),
+    counts("cq1", 1, 0),
+    create(workload("fits", "cq1", cpu="3", priority=0)),
+    evicted("b0", "b1", reason="Preempted"),
+    admitted("cq1", "fits"),
+    counts("cq1", 1, 1),
+    counts("cq2", 2, 0),
+    share("cq1", 1000),
+    share("cq2", 0),
+    differs="Kueue completes cq2's two evictions by hand (FinishEvictionOfWorkloadsInCQ) and compares "
+    "admitted totals (cq2: 2, none re-admitted); our operator evicts and requeues by itself, so cq2's "
+    "two Workloads count as pending.",
+)
+_case19(
+    HEAD + "sticky workload becomes inadmissible. next workload admits",
+    head_queues(),
+    create(workload("b0", "cq2", cpu="1"), workload("b1", "cq2", cpu="1")),
+    admitted("cq2", "b0", "b1"),
+    create(workload("high", "cq1", cpu="3", priority=99)),
+    evicted("b0", "b1", reason="Preempted"),
+    admitted("cq1", "high"),
+    create(workload("second", "cq1", cpu="2", priority=9)),
+    pending("second"),
+    counts("cq1", 1, 1),
+    # the cohort shrinks under the admitted workload: nothing is evicted, nothing more admitted
+    patch(
+        "Cohort",
+        "cohort-a",
+        {
+            "spec": {
+                "resourceGroups": [{"coveredResources": ["cpu"], "flavors": [quotas("flavor1", cpu="2")]}]
+            }
+        },
+    ),
+    share("cq1", 1500),  # borrowing 3 of the 2 CPUs cohort-a now lends: the shrink is seen
+    admitted("cq1", "high"),
+    pending("second"),
+    counts("cq2", 2, 0),
+    share("cq2", 0),
+    differs="Kueue's priority-99 workload is left waiting for the two evictions it triggered (the "
+    'test completes them only later, FinishEvictionOfWorkloadsInCQ), so it is still pending ("insufficient '
+    'unused quota") when the cohort shrinks to 2 CPUs, becomes NoFit ("insufficient quota"), and the '
+    "2-CPU workload behind it is admitted (cq1 share 1000). Our operator's eviction write removes the "
+    "admission at once, so the priority-99 workload is admitted before the cohort shrinks; the 2-CPU "
+    "workload then stays pending. The sticky head that turns NoFit has no counterpart here.",
+)
+_case19(
+    HEAD + "sticky workload deleted, next workload can admit",
+    head_queues(),
+    create(workload("b0", "cq2", cpu="1", priority=0), workload("b1", "cq2", cpu="1", priority=0)),
+    admitted("cq2", "b0", "b1"),
+    create(workload("sticky", "cq1", cpu="3", priority=99)),
+    admitted("cq1", "sticky"),
+    create(workload("next", "cq1", cpu="3", priority=0)),
+    pending("next"),
+    counts("cq1", 1, 1),
+    delete("Workload", "sticky"),
+    gone("Workload", "sticky"),
+    admitted("cq1", "next"),
+    counts("cq1", 0, 1),
+    counts("cq2", 2, 0),
+    share("cq1", 1000),
+    share("cq2", 0),
+    differs="Kueue's sticky workload waits for the evictions it triggered (completed by the test later), "
+    "so it is pending when deleted and the next one is admitted once the evictions finish; our operator "
+    "evicts at once, so the sticky workload is admitted first and its deletion frees the quota for the "
+    "next one. The end state is Kueue's (cq1 1 admitted, share 1000; cq2 none admitted, share 0), with "
+    "cq2's evicted Workloads pending.",
+)
+_case19(
+    "Preemption is enabled in fairsharing and there are large values of quota and weights / "
+    "Queue can reclaim its nominal quota",
+    (
+        DEFAULT,
+        *(
+            obj
+            for name in ("a", "b")
+            for obj in (
+                cluster_queue(
+                    name,
+                    quotas("default", cpu="600"),
+                    cohort="all",
+                    fairSharing={"weight": "300"},
+                    preemption=RECLAIM,
+                ),
+                local_queue(name, name),
+            )
+        ),
+    ),
+    create(*(workload(f"a{i}", "a", cpu="100") for i in range(10))),
+    counts("a", 0, 10),
+    create(workload("b0", "b", cpu="500")),
+    admitted("b", "b0"),
+    counts("a", 3, 7),
+    counts("b", 0, 1),
+    differs="Kueue completes the three evictions by hand (FinishEvictionOfWorkloadsInCQ); our operator "
+    "evicts and requeues them, so they count as pending in cqA.",
+)
+_case19(
+    "Preemption is enabled in fairsharing and there are best effort and guaranteed workloads / "
+    "Guaranteed workloads cause preemption of a single best effort workload",
+    (
+        DEFAULT,
+        cluster_queue("best-effort-a", quotas("default", cpu="0"), cohort="all"),
+        local_queue("best-effort-a", "best-effort-a"),
+        cluster_queue("best-effort-b", quotas("default", cpu="0"), cohort="all"),
+        local_queue("best-effort-b", "best-effort-b"),
+        cluster_queue(
+            "guaranteed", quotas("default", cpu="8"), cohort="all", preemption={"reclaimWithinCohort": "Any"}
+        ),
+        local_queue("guaranteed", "guaranteed"),
+    ),
+    create(workload("be-a", "best-effort-a", cpu="4", priority=2)),
+    admitted("best-effort-a", "be-a"),
+    counts("best-effort-a", 0, 1),
+    create(workload("be-b", "best-effort-b", cpu="4", priority=1)),
+    admitted("best-effort-b", "be-b"),
+    counts("best-effort-b", 0, 1),
+    create(workload("g", "guaranteed", cpu="4")),
+    evicted("be-b", reason="Preempted"),
+    admitted("guaranteed", "g"),
+    admitted("best-effort-a", "be-a"),
+    lacks_condition("Workload", "be-a", "Evicted"),
+    counts("best-effort-b", 1, 0),
+    differs="Kueue completes be-b's eviction by hand (FinishEvictionForWorkloads) and compares the "
+    "evicted-workloads metric (0 in best-effort-a, 1 in best-effort-b); we check the Evicted "
+    "conditions instead (be-b Preempted, none on be-a).",
 )

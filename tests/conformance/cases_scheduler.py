@@ -189,18 +189,21 @@ case(
     create(workload("on-demand-wl", "queue", cpu="6")),
     pending("on-demand-wl"),
     counts("cluster-queue", 1, 0),
+    # the queue joins cohort "cohort" with nominal 6 and borrowingLimit 0 (Kueue main; v0.14.8 only
+    # raised the nominal quota)
     patch(
         "ClusterQueue",
         "cluster-queue",
         {
             "spec": {
-                "resourceGroups": [{"coveredResources": ["cpu"], "flavors": [quotas("on-demand", cpu="6")]}]
+                "cohort": "cohort",
+                "resourceGroups": [
+                    {"coveredResources": ["cpu"], "flavors": [quotas("on-demand", cpu=("6", "0"))]}
+                ],
             }
         },
     ),
     admitted("cluster-queue", "on-demand-wl", flavors={"cpu": "on-demand"}),
-    differs="Kueue's case moves the queue into a cohort backed by a Cohort object; we have no Cohort kind "
-    "(v1beta1), so the update that makes room raises the nominal quota instead.",
 )
 
 # -- scheduler_test.go: NamespaceSelector, flavors, taints, affinity ----

@@ -201,6 +201,11 @@ def condition(kind: str, name: str, type_: str, status: str, reason: str, messag
     return Step("condition", (kind, name, type_, status, reason), {"message": message})
 
 
+def lacks_condition(kind: str, name: str, type_: str) -> Step:
+    """The object has no condition of ``type_`` (e.g. a Workload never ``Preempted``)."""
+    return Step("lacks_condition", (kind, name, type_))
+
+
 def gone(kind: str, name: str) -> Step:
     """The object no longer exists (``ExpectObjectToBeDeleted``)."""
     return Step("gone", (kind, name))

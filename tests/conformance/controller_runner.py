@@ -252,6 +252,9 @@ class CaseRun:
             cond = self._condition(self.get(kind, name), type_)
             ok = (cond.get("status"), cond.get("reason")) == (want_status, reason)
             return ok and (opts["message"] is None or self._message(opts["message"]) == cond.get("message"))
+        if verb == "lacks_condition":
+            kind, name, type_ = args
+            return not self._condition(self.get(kind, name), type_)
         if verb == "gone":
             return self._gone(*args)
         if verb == "has_finalizer":
