@@ -443,9 +443,13 @@ class QuotaBook:
         lowest subtree that holds ``value`` of ``fr`` without borrowing has a parent, so the queue
         may reclaim there even while it borrows (False without a cohort, or in a flat one)."""
         compiled = self.queues[name]
+        if compiled.parent is None:
+            return False
         used = self.usage[name].get(fr, 0)
-        if compiled.parent is None or used + value <= compiled.nominal.get(fr, 0):
-            return compiled.parent is not None
+        if used + value <= compiled.nominal.get(fr, 0):
+            return True
+        if compiled.parent.parent is None:
+            return False  # a flat cohort: the only subtree above the queue is the whole tree
         remaining = value - max(0, compiled.guaranteed.get(fr, 0) - used)
         node: CohortNode | None = compiled.parent
         while node is not None:
