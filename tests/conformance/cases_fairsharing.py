@@ -62,6 +62,28 @@ def one_cpu(names: str, queue: str) -> tuple[dict, ...]:  # type: ignore[type-ar
     return tuple(workload(name, queue, cpu="1") for name in names.split())
 
 
+def zero_weight_queues() -> tuple[dict, ...]:  # type: ignore[type-arg]
+    """top-cohort (8 CPUs) > best-effort-cq-a, best-effort-cq-b (0 CPUs, weight 0, reclaim Any)."""
+    return (
+        DEFAULT,
+        cohort("top-cohort", quotas("default", cpu="8")),
+        *(
+            obj
+            for name in ("best-effort-cq-a", "best-effort-cq-b")
+            for obj in (
+                cluster_queue(
+                    name,
+                    quotas("default", cpu="0"),
+                    cohort="top-cohort",
+                    fairSharing={"weight": "0"},
+                    preemption={"reclaimWithinCohort": "Any"},
+                ),
+                local_queue(name, name),
+            )
+        ),
+    )
+
+
 _case(
     "Preemption is disabled / Admits workloads respecting fair share",
     queues(("a", "3", None), ("b", "1", None), ("shared", "4", None)),
@@ -223,24 +245,7 @@ _case(
 )
 _case(
     "Preemption is enabled and CQs have 0 weight / should not cause an infinite preemption cycle",
-    (
-        DEFAULT,
-        cohort("top-cohort", quotas("default", cpu="8")),
-        *(
-            obj
-            for name in ("best-effort-cq-a", "best-effort-cq-b")
-            for obj in (
-                cluster_queue(
-                    name,
-                    quotas("default", cpu="0"),
-                    cohort="top-cohort",
-                    fairSharing={"weight": "0"},
-                    preemption={"reclaimWithinCohort": "Any"},
-                ),
-                local_queue(name, name),
-            )
-        ),
-    ),
+    zero_weight_queues(),
     create(
         workload("a1", "best-effort-cq-a", cpu="4", priority=9001),
         workload("a2", "best-effort-cq-a", cpu="4", priority=100),
@@ -304,28 +309,6 @@ def fair_cq(name: str, *flavors: dict, cohort_name: str) -> tuple[dict, ...]:  #
             preemption=RECLAIM,
         ),
         local_queue(name, name),
-    )
-
-
-def zero_weight_queues() -> tuple[dict, ...]:  # type: ignore[type-arg]
-    """top-cohort (8 CPUs) > best-effort-cq-a, best-effort-cq-b (0 CPUs, weight 0, reclaim Any)."""
-    return (
-        DEFAULT,
-        cohort("top-cohort", quotas("default", cpu="8")),
-        *(
-            obj
-            for name in ("best-effort-cq-a", "best-effort-cq-b")
-            for obj in (
-                cluster_queue(
-                    name,
-                    quotas("default", cpu="0"),
-                    cohort="top-cohort",
-                    fairSharing={"weight": "0"},
-                    preemption={"reclaimWithinCohort": "Any"},
-                ),
-                local_queue(name, name),
-            )
-        ),
     )
 
 
